@@ -1,0 +1,28 @@
+# Every target that runs something does all set-up itself on a fresh machine.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+RUNS ?= runs
+
+.PHONY: install demo test java clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+java:
+	@bash tools/ensure_java.sh
+
+install: $(STAMP) java
+
+demo: install
+	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/clusteremu demo --out $(RUNS)
+
+test: install
+	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) $(RUNS) .pytest_cache
