@@ -1,7 +1,61 @@
-"""Command-line interface (filled in by the foundation work)."""
+"""``clusteremu`` (also ``python -m emulator``): the command-line interface.
+
+Exit status 0 on success, 2 on bad input (the message names the file, key or flag and the reason), 1 when the
+run itself fails.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
 import sys
 
+from .errors import InputError, RunFailure
 
-def main(argv=None) -> int:
-    print("clusteremu: the CLI is being built", file=sys.stderr)
-    return 2
+#: verb → module under ``emulator.commands`` (each defines ``add_parser``)
+VERBS = {
+    "run": "run",
+    "analyze": "pending",
+    "compare": "pending",
+    "replay": "replay",
+    "sweep": "pending",
+    "agent": "pending",
+    "decide": "decide",
+    "scenarios": "scenarios",
+    "validate": "validate",
+    "events": "events",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="clusteremu",
+        description="Emulate the control plane of Pulsar, RocketMQ and Storm clusters in virtual time.",
+    )
+    sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+    done: set[str] = set()
+    for module in VERBS.values():
+        if module in done:
+            continue
+        done.add(module)
+        importlib.import_module(f"emulator.commands.{module}").add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except InputError as err:
+        print(f"clusteremu {args.verb}: {err}", file=sys.stderr)
+        return 2
+    except RunFailure as err:
+        print(f"clusteremu {args.verb}: run failed: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"clusteremu {args.verb}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

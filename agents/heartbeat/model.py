@@ -1,0 +1,66 @@
+"""Scenario sections and agent construction of the heartbeat model."""
+from __future__ import annotations
+
+from typing import Any
+
+from emulator import faults
+from emulator.executor import MODES
+from emulator.models import AgentSpec
+from emulator.network import Condition
+from scenarios.schema import Field, Table
+
+MONITOR = "monitor"
+
+
+class HeartbeatModel:
+    name = "heartbeat"
+    description = "members heartbeat a monitor that expires sessions (the kernel's own model)"
+    sections = {
+        "cluster": Table(
+            {
+                "members": Field("int", default=3, ge=1, le=100_000),
+                "gc": Table(
+                    {
+                        "young_every_s": Field("float", default=0.0, ge=0, doc="mean time between young pauses; 0 = none"),
+                        "young_pause_ms": Field("float", default=20.0, gt=0, doc="median young pause"),
+                        "full_every_s": Field("float", default=0.0, ge=0, doc="mean time between full pauses; 0 = none"),
+                        "full_pause_s": Field("float", default=2.0, gt=0, doc="median full pause"),
+                        "sigma": Field("float", default=0.3, ge=0, doc="lognormal shape of pause lengths"),
+                    }
+                ),
+            }
+        ),
+        "workload": Table(
+            {
+                "heartbeat_interval_s": Field("float", default=2.0, gt=0),
+                "timer_mode": Field("str", default="fixed_rate", choices=MODES),
+                "session_timeout_s": Field("float", default=10.0, gt=0),
+                "check_interval_s": Field("float", default=1.0, gt=0),
+            }
+        ),
+        "faults": faults.fault_schema(),
+    }
+
+    def agents(self, scenario: dict[str, Any]) -> list[AgentSpec]:
+        cluster, work = scenario["cluster"], scenario["workload"]
+        members = [f"member-{i + 1}" for i in range(cluster["members"])]
+        common = {**work, "gc": cluster["gc"], "monitor": MONITOR}
+        specs = [AgentSpec(m, "agents.heartbeat.member:Member", common) for m in members]
+        specs.append(
+            AgentSpec(
+                MONITOR,
+                "agents.heartbeat.monitor:Monitor",
+                {
+                    "members": members,
+                    "session_timeout_s": work["session_timeout_s"],
+                    "check_interval_s": work["check_interval_s"],
+                },
+            )
+        )
+        return specs
+
+    def network_conditions(self, scenario: dict[str, Any]) -> list[Condition]:
+        return faults.network_conditions(scenario["faults"])
+
+
+MODEL = HeartbeatModel()

@@ -1,0 +1,184 @@
+"""The agent base (DESIGN.md principle 2).
+
+An agent is the unit of state; its behaviour is SimPy processes on its worker's environment. Agents share no
+objects: they interact only by messages (``send``), which the coordinator routes through the network model.
+Each agent has its own keyed random generators, its own trace sequence numbers, a runnable gate that a
+stop-the-world pause closes for all its processes at once, and JVM-like scheduled executors.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Generator
+
+import numpy as np
+import simpy
+
+from .executor import ScheduledExecutor
+from .gate import RunnableGate
+from .messages import Message
+from .rng import keyed_rng
+from .trace.kinds import check_kind
+
+
+class Crash:
+    """Interrupt cause that ends an agent's processes when it crashes or stops."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+@dataclass
+class AgentContext:
+    """What a worker hands each agent: the environment, the run seed, and sinks for messages and events."""
+
+    env: simpy.Environment
+    seed: int
+    outbox: list[Message]
+    events: list[tuple]
+    params: dict[str, Any]
+
+
+class Agent:
+    """Base class of every modelled entity. Subclasses override ``on_start`` and ``on_message``."""
+
+    kind: ClassVar[str] = "agent"
+
+    def __init__(self, name: str, ctx: AgentContext) -> None:
+        self.name = name
+        self.env = ctx.env
+        self.seed = ctx.seed
+        self.params = ctx.params
+        self.gate = RunnableGate(ctx.env)
+        self.alive = False
+        self._outbox = ctx.outbox
+        self._events = ctx.events
+        self._event_seq = 0
+        self._msg_seq = 0
+        self._rngs: dict[str, np.random.Generator] = {}
+        self._procs: set[simpy.Process] = set()
+        self._held: list[Message] = []
+        self._executors: dict[str, ScheduledExecutor] = {}
+
+    # -- life cycle ---------------------------------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        return self.env.now
+
+    def start(self) -> None:
+        """Called by the worker at the agent's start time."""
+        self.alive = True
+        self.emit("agent_started", agent_kind=self.kind)
+        self.on_start()
+
+    def on_start(self) -> None:
+        """Start the agent's processes and timers."""
+
+    def crash(self, reason: str = "crash") -> None:
+        """Stop at once, without clean-up: every process ends, timers are dropped, inbound messages are lost."""
+        if not self.alive:
+            return
+        self.alive = False
+        self.emit("agent_stopped", reason=reason)
+        for ex in self._executors.values():
+            ex.shutdown()
+        self._executors.clear()
+        self._held.clear()
+        cause = Crash(reason)
+        for p in list(self._procs):
+            if p.is_alive and p is not self.env.active_process:
+                p.interrupt(cause)
+
+    # -- processes ----------------------------------------------------------------------------------------
+    def spawn(self, gen: Generator) -> simpy.Process:
+        """Run ``gen`` as one of this agent's processes (ended by ``crash``)."""
+        proc = self.env.process(self._guard(gen))
+        self._procs.add(proc)
+        proc.callbacks.append(lambda _ev: self._procs.discard(proc))
+        return proc
+
+    @staticmethod
+    def _guard(gen: Generator) -> Generator:
+        try:
+            return (yield from gen)
+        except simpy.Interrupt as irq:
+            if isinstance(irq.cause, Crash):
+                return None
+            raise
+
+    def sleep(self, delay: float) -> Generator[simpy.Event, None, None]:
+        """``yield from self.sleep(d)``: at least ``d`` seconds, longer if a pause is in force when it ends."""
+        if delay > 0:
+            yield self.env.timeout(delay)
+        gate = self.gate
+        while gate._reopened is not None:
+            yield gate._reopened
+
+    def runnable(self) -> Generator[simpy.Event, None, None]:
+        """``yield from self.runnable()``: wait until no pause is in force."""
+        return self.gate.wait()
+
+    def executor(self, name: str = "executor") -> ScheduledExecutor:
+        """The agent's single-threaded scheduled executor called ``name`` (created on first use)."""
+        ex = self._executors.get(name)
+        if ex is None:
+            ex = self._executors[name] = ScheduledExecutor(self, name)
+        return ex
+
+    def stop_the_world(self, duration: float, cause: str = "gc") -> None:
+        """Pause every process of this agent for ``duration`` seconds (a JVM stop-the-world pause)."""
+        if not self.alive or duration <= 0:
+            return
+        self.emit("stw_pause", duration_s=float(duration), cause=cause)
+        self.gate.close_for(duration)
+
+    # -- randomness ---------------------------------------------------------------------------------------
+    def rng(self, purpose: str = "default") -> np.random.Generator:
+        """A generator keyed by (run seed, agent name, purpose)."""
+        g = self._rngs.get(purpose)
+        if g is None:
+            g = self._rngs[purpose] = keyed_rng(self.seed, self.name, purpose)
+        return g
+
+    # -- messages -----------------------------------------------------------------------------------------
+    def send(self, dst: str, kind: str, body: Any = None) -> None:
+        """Send a message; it arrives after the link's latency (at least the lookahead), or is dropped."""
+        if not self.alive:
+            return
+        self._msg_seq += 1
+        self._outbox.append(Message(self.name, dst, kind, body, self.env.now, self._msg_seq))
+
+    def deliver(self, msg: Message) -> None:
+        """Called by the worker at the delivery time; held while a pause is in force."""
+        if not self.alive:
+            return
+        if self.gate._reopened is not None:
+            self._held.append(msg)
+            if len(self._held) == 1:
+                self.gate.on_open(self._release_held)
+            return
+        self._dispatch(msg)
+
+    def _release_held(self) -> None:
+        held, self._held = self._held, []
+        for msg in held:
+            if self.alive:
+                self._dispatch(msg)
+
+    def _dispatch(self, msg: Message) -> None:
+        result = self.on_message(msg)
+        if result is not None:
+            self.spawn(result)
+
+    def on_message(self, msg: Message) -> Generator | None:
+        """Handle one message; return a generator to handle it as a process that takes virtual time."""
+        return None
+
+    # -- trace --------------------------------------------------------------------------------------------
+    def emit(self, kind: str, **fields: Any) -> None:
+        """Append an event ``(t, agent, seq, kind, fields)`` to the trace; ``kind`` must be declared."""
+        check_kind(kind)
+        self._event_seq += 1
+        self._events.append((self.env.now, self.name, self._event_seq, kind, fields))
+
+
+AgentFactory = Callable[[str, AgentContext], Agent]

@@ -1,0 +1,24 @@
+"""Verbs whose issue has not landed yet: they say so plainly and exit 2 instead of pretending."""
+from __future__ import annotations
+
+import argparse
+
+from ..errors import InputError
+
+PENDING = {
+    "analyze": "the Spark analysis job (issue 5)",
+    "compare": "cross-run comparison (issue 5)",
+    "sweep": "sweeps (issue 5)",
+    "agent": "worker processes over ZeroMQ (issue 7)",
+}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    for verb, what in PENDING.items():
+        p = sub.add_parser(verb, help=f"not built yet: {what}", add_help=True)
+        p.add_argument("rest", nargs=argparse.REMAINDER)
+        p.set_defaults(func=lambda args, verb=verb, what=what: _pending(verb, what))
+
+
+def _pending(verb: str, what: str) -> int:
+    raise InputError(verb, f"not available yet: {what} has not landed in this version")

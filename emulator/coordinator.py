@@ -1,0 +1,137 @@
+"""The window coordinator (DESIGN.md principle 3).
+
+Workers advance their agents over [T, T+L) in parallel, L being the network's lookahead. Between windows the
+coordinator routes what was sent — in the canonical order (send time, sender, sender's sequence number), so that
+the network's draws and its own events do not depend on placement — and starts the next window at the earliest
+pending event or delivery, skipping empty stretches of virtual time.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from .messages import Message
+from .network import NetworkModel
+from .trace.writer import SegmentWriter
+from .transport.base import WorkerLink
+
+NETWORK_AGENT = "network"
+
+
+@dataclass
+class CoordinatorStats:
+    windows: int = 0
+    messages: int = 0
+    dropped: int = 0
+    events: int = 0
+    virtual_time: float = 0.0
+    wall_seconds: float = 0.0
+
+
+class Coordinator:
+    def __init__(
+        self,
+        links: Sequence[WorkerLink],
+        network: NetworkModel,
+        until: float,
+        net_writer: SegmentWriter,
+        progress: Callable[[float, CoordinatorStats], None] | None = None,
+        progress_every_s: float = 0.2,
+        boundaries: Sequence[tuple[float, str, dict]] = (),
+        boundary_agent: str = "faults",
+    ) -> None:
+        self.links = list(links)
+        self.network = network
+        self.until = until
+        self.stats = CoordinatorStats()
+        self._owner: dict[str, int] = {a: i for i, link in enumerate(self.links) for a in link.agents}
+        self._pending: list[tuple[tuple, Message]] = []
+        self._net_events: list[tuple] = []
+        self._net_seq = 0
+        self._net_writer = net_writer
+        self._progress = progress
+        self._progress_every = progress_every_s
+        self._boundaries = list(boundaries)
+        self._boundary_agent = boundary_agent
+        self._boundary_seq = 0
+        network.agents = set(self._owner)
+        network._emit = self._emit_network
+
+    def _emit_network(self, kind: str, t: float, **fields) -> None:
+        self._net_seq += 1
+        self._net_events.append((t, NETWORK_AGENT, self._net_seq, kind, fields))
+
+    def run(self) -> CoordinatorStats:
+        """Run windows until ``until`` or until nothing is left to happen."""
+        started = time.perf_counter()
+        last_progress = started
+        L = self.network.lookahead
+        links = self.links
+        next_times = [link.next_time() for link in links]
+        pending = self._pending
+        stats = self.stats
+        n_links = len(links)
+        while True:
+            t_next = min(next_times)
+            if pending and pending[0][0][0] < t_next:
+                t_next = pending[0][0][0]
+            if math.isinf(t_next) or t_next >= self.until:
+                break
+            end = min(t_next + L, self.until)
+            due: list[list[Message]] = [[] for _ in range(n_links)]
+            while pending and pending[0][0][0] < end:
+                _, msg = heapq.heappop(pending)
+                due[self._owner[msg.dst]].append(msg)
+            for link, inbound in zip(links, due):
+                link.advance(end, inbound)
+            sent: list[Message] = []
+            for i, link in enumerate(links):
+                out, next_times[i], n_events = link.result()
+                sent.extend(out)
+                stats.events += n_events
+            stats.windows += 1
+            stats.virtual_time = end
+            if sent:
+                self._route(sent)
+            self._pass_boundaries(end)
+            if self._net_events:
+                stats.events += len(self._net_events)
+                self._net_writer.write(self._net_events)
+                self._net_events.clear()
+            if self._progress is not None:
+                now = time.perf_counter()
+                if now - last_progress >= self._progress_every:
+                    last_progress = now
+                    stats.wall_seconds = now - started
+                    self._progress(end, stats)
+        self._pass_boundaries(self.until)
+        stats.virtual_time = self.until
+        if self._net_events:
+            stats.events += len(self._net_events)
+            self._net_writer.write(self._net_events)
+            self._net_events.clear()
+        stats.wall_seconds = time.perf_counter() - started
+        if self._progress is not None:
+            self._progress(stats.virtual_time, stats)
+        return stats
+
+    def _pass_boundaries(self, end: float) -> None:
+        """Emit the fault boundaries that virtual time has passed (they are in time order)."""
+        while self._boundaries and self._boundaries[0][0] < end:
+            t, kind, fields = self._boundaries.pop(0)
+            self._boundary_seq += 1
+            self._net_events.append((t, self._boundary_agent, self._boundary_seq, kind, dict(fields)))
+
+    def _route(self, sent: list[Message]) -> None:
+        sent.sort(key=lambda m: (m.sent_t, m.src, m.seq))
+        route = self.network.route
+        pending = self._pending
+        for msg in sent:
+            self.stats.messages += 1
+            if route(msg):
+                heapq.heappush(pending, (msg.delivery_key, msg))
+            else:
+                self.stats.dropped += 1

@@ -1,0 +1,61 @@
+"""The runnable gate: what a stop-the-world pause closes.
+
+While the gate is closed none of the agent's processes run: timers wait, sleeps end late, inbound messages are
+held. Pauses that overlap extend the closed period (a JVM cannot be "more" stopped).
+"""
+from __future__ import annotations
+
+from typing import Callable, Generator
+
+import simpy
+
+
+class RunnableGate:
+    """Open, or closed until a virtual time; ``wait()`` yields until it is open."""
+
+    __slots__ = ("env", "_reopened", "_until")
+
+    def __init__(self, env: simpy.Environment) -> None:
+        self.env = env
+        self._reopened: simpy.Event | None = None
+        self._until = 0.0
+
+    @property
+    def is_open(self) -> bool:
+        return self._reopened is None
+
+    @property
+    def closed_until(self) -> float | None:
+        """When the current pause ends, or None when open."""
+        return None if self._reopened is None else self._until
+
+    def wait(self) -> Generator[simpy.Event, None, None]:
+        """``yield from gate.wait()``: returns at once when open, else when the pause ends."""
+        while self._reopened is not None:
+            yield self._reopened
+
+    def on_open(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` when the gate next opens (at once if it is open)."""
+        if self._reopened is None:
+            callback()
+        else:
+            self._reopened.callbacks.append(lambda _ev: callback())
+
+    def close_for(self, duration: float) -> bool:
+        """Close the gate for ``duration`` seconds from now; True if this started a new pause."""
+        until = self.env.now + duration
+        if self._reopened is not None:
+            self._until = max(self._until, until)
+            return False
+        self._reopened = self.env.event()
+        self._until = until
+        self.env.process(self._reopen())
+        return True
+
+    def _reopen(self) -> Generator[simpy.Event, None, None]:
+        # The pause may be extended while we wait: re-check until the deadline holds.
+        while self.env.now < self._until:
+            yield self.env.timeout(self._until - self.env.now)
+        ev, self._reopened = self._reopened, None
+        assert ev is not None
+        ev.succeed()

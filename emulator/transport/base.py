@@ -1,0 +1,26 @@
+"""The interface every transport implements."""
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..messages import Message
+from ..trace.writer import WriterSummary
+
+
+class WorkerLink(Protocol):
+    """The coordinator's handle on one worker."""
+
+    #: names of the agents this worker hosts
+    agents: list[str]
+
+    def next_time(self) -> float:
+        """The worker's earliest pending event time before the first window."""
+
+    def advance(self, until: float, inbound: list[Message]) -> None:
+        """Start the window up to ``until`` with the messages due in it (canonical delivery order)."""
+
+    def result(self) -> tuple[list[Message], float, int]:
+        """Wait for the window: (messages sent, next event time, events written)."""
+
+    def finish(self) -> WriterSummary:
+        """Close the worker's trace and return its summary."""

@@ -1,0 +1,84 @@
+"""A worker: one SimPy environment advancing the agents placed on it, window by window.
+
+The coordinator grants windows [T, end); the worker schedules the inbound messages due in it (already in
+canonical delivery order), runs its environment to ``end``, writes the window's events to its own trace
+segments, and hands back the messages its agents sent. It never sees another worker's agents.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import simpy
+
+from .agent import Agent, AgentContext
+from .faults import AgentFault
+from .messages import Message
+from .models import AgentSpec, resolve_factory
+from .trace.writer import DEFAULT_SEGMENT_BYTES, SegmentWriter, WriterSummary
+
+
+class Worker:
+    def __init__(
+        self,
+        worker_id: int,
+        seed: int,
+        specs: list[AgentSpec],
+        run_dir: str | Path,
+        segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+    ) -> None:
+        self.worker_id = worker_id
+        self.env = simpy.Environment()
+        self._outbox: list[Message] = []
+        self._events: list[tuple] = []
+        self.writer = SegmentWriter(Path(run_dir) / "events", f"w{worker_id:03d}", segment_bytes)
+        self.agents: dict[str, Agent] = {}
+        for spec in specs:
+            ctx = AgentContext(self.env, seed, self._outbox, self._events, spec.params)
+            agent = resolve_factory(spec.factory)(spec.name, ctx)
+            self.agents[spec.name] = agent
+            start = self.env.timeout(spec.start_at)
+            start.callbacks.append(lambda _ev, a=agent: a.start())
+
+    def schedule_faults(self, faults: list[AgentFault]) -> None:
+        """Arm the agent-level faults of the schedule that concern this worker's agents."""
+        for f in faults:
+            agent = self.agents.get(f.agent)
+            if agent is None:
+                continue
+            ev = self.env.timeout(f.at - self.env.now)
+            if f.kind == "pause":
+                ev.callbacks.append(lambda _ev, a=agent, d=f.duration_s: a.stop_the_world(d, cause="fault"))
+            else:
+                ev.callbacks.append(lambda _ev, a=agent: a.crash("fault"))
+
+    @property
+    def agent_names(self) -> list[str]:
+        return list(self.agents)
+
+    def next_time(self) -> float:
+        """Virtual time of this worker's next event (inf when it has none)."""
+        return self.env.peek()
+
+    def advance(self, until: float, inbound: list[Message]) -> tuple[list[Message], float, int]:
+        """Run the window up to ``until`` (exclusive); return (sent messages, next event time, events written)."""
+        env = self.env
+        now = env.now
+        for msg in inbound:
+            ev = env.timeout(msg.deliver_t - now)
+            ev.callbacks.append(lambda _ev, m=msg: self.agents[m.dst].deliver(m))
+        # Step by hand rather than env.run(until=...): SimPy leaves its stop event in the queue, which would
+        # make peek() report the window's end instead of the next real event.
+        queue = env._queue
+        step = env.step
+        while queue and queue[0][0] < until:
+            step()
+        env._now = max(env._now, until)
+        n = len(self._events)
+        self.writer.write(self._events)
+        self._events.clear()
+        out = self._outbox[:]
+        self._outbox.clear()
+        return out, env.peek(), n
+
+    def finish(self) -> WriterSummary:
+        return self.writer.close()
