@@ -36,9 +36,8 @@ def run(args: argparse.Namespace) -> int:
     m = stored.manifest
     if not m.get("scenario"):
         raise InputError(f"{args.run_dir}/manifest.json", "missing or unreadable manifest; cannot replay")
-    if not stored.complete:
-        reasons = "; ".join(map(str, stored.problems)) or "the manifest says the run did not finish"
-        raise InputError(str(args.run_dir), f"incomplete run, cannot replay ({reasons})")
+    if not m.get("complete"):
+        raise InputError(str(args.run_dir), "the manifest says the run did not finish; only a finished run can be replayed")
     scenario = validate_scenario(m["scenario"], m.get("scenario_source", "manifest"))
     recorded = m["events"]["digest"]
     actual = stored.compute_digest()
@@ -58,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if diff is None and actual == recorded == result.digest:
         print(f"replay identical: {m['events']['count']:,} events, digest {recorded}")
         return 0
-    lines = []
+    lines = [f"damaged segment: {p}" for p in stored.problems]
     if actual != recorded:
         lines.append(f"stored events do not match the manifest's digest (manifest {recorded}, events {actual})")
     if diff is not None:

@@ -1,0 +1,66 @@
+"""Event kinds of the Pulsar model (the vocabulary the analyses, queries and assertions read).
+
+Units: times in seconds of virtual time; resource usages in percent of the limit as Pulsar reports them
+(``cpu`` may be +inf or NaN exactly when the broker's own computation gives that); message rates in msg/s;
+throughputs in bytes/s; ``score`` is the broker's weighted max resource usage × 100 (Pulsar's 4-argument
+``getMaxResourceUsageWithWeight``), the figure ThresholdShedder, AvgShedder and the article's Grafana panels use.
+Agent names: brokers ``broker-<i>``, the metadata store ``metadata-store``, client groups ``client-<i>``.
+"""
+from __future__ import annotations
+
+from emulator.trace.kinds import declare
+
+_M = __name__
+
+# -- metadata store -------------------------------------------------------------------------------------------
+declare("session_expired", "The store expired a client's session (no heartbeat for the session timeout); its "
+        "ephemeral nodes are deleted.", _M, session="str", owner="str", silent_s="float")
+declare("leader_vacant", "The leader node was deleted (the leader's session expired or it resigned): no leader "
+        "until the next `leader_elected`.", _M, previous="str")
+
+# -- brokers: election and reporting ---------------------------------------------------------------------------
+declare("leader_elected", "This broker won the leader election; `previous` is the last leader or \"\".", _M,
+        previous="str")
+declare("host_usage_sampled", "The broker sampled its host usage (LinuxBrokerHostUsageImpl): `cpu` is the "
+        "percentage computed from two cumulative CPU-time samples over `elapsed_s`, the elapsed time as the broker "
+        "measures it.", _M, cpu="float", elapsed_s="float", bandwidth_in="float", bandwidth_out="float")
+declare("load_report", "The broker wrote its load report (LocalBrokerData) to the store.", _M,
+        cpu="float", memory="float", direct_memory="float", bandwidth_in="float", bandwidth_out="float",
+        msg_rate_in="float", msg_rate_out="float", msg_throughput_in="float", msg_throughput_out="float",
+        num_bundles="int", num_topics="int", score="float", reason="str")
+
+# -- leader: load manager --------------------------------------------------------------------------------------
+declare("shedding_cycle", "The leader ran the shedding strategy; `unloads` is how many bundles it decided to "
+        "move, `skipped` why it did nothing (\"\" when it acted).", _M,
+        strategy="str", brokers="int", unloads="int", skipped="str")
+declare("unload_decided", "The leader decided to move `bundle` off `source`; `destination` is fixed at shedding "
+        "time by the extensible load manager or AvgShedder, else \"\".", _M,
+        bundle="str", source="str", destination="str", reason="str")
+declare("bundle_placed", "The leader chose `broker` for an unowned bundle. `scores` maps every candidate to its "
+        "score at that moment; `random_fallback` is true when the strategy fell back to a random broker.", _M,
+        bundle="str", broker="str", strategy="str", random_fallback="bool", scores="dict")
+declare("bundle_split", "A bundle was split into `children` with `algorithm`.", _M,
+        bundle="str", children="list", algorithm="str")
+
+# -- brokers: ownership ----------------------------------------------------------------------------------------
+declare("bundle_owned", "The broker took ownership of `bundle` (`via`: lookup, transfer, split).", _M,
+        bundle="str", via="str")
+declare("bundle_unloaded", "The broker released `bundle` and closed its topics (`reason`: shedding, split, "
+        "shutdown, session_lost); `topics` is how many topics it served.", _M,
+        bundle="str", destination="str", reason="str", topics="int")
+
+# -- clients ---------------------------------------------------------------------------------------------------
+declare("lookup_hop", "One hop of a topic lookup: the client asked `broker`, which answered `response` "
+        "(redirect or connect) pointing at `target`.", _M,
+        topic="str", hop="int", broker="str", response="str", target="str", authoritative="bool")
+declare("topic_connected", "The client's producers and consumers of `topic` are connected to `broker` after "
+        "`hops` lookup hops; `unavailable_s` is how long the topic had no connection (0 on first connect).", _M,
+        topic="str", broker="str", hops="int", unavailable_s="float")
+declare("topic_disconnected", "The connection of `topic` to `broker` was closed (`reason`: unload, broker_down, "
+        "timeout).", _M, topic="str", broker="str", reason="str")
+declare("reconnect_scheduled", "The client will retry `topic` after `backoff_s` (Pulsar's back-off).", _M,
+        topic="str", attempt="int", backoff_s="float")
+
+# -- faults of the model ---------------------------------------------------------------------------------------
+declare("cpu_spike", "CPU load unrelated to traffic began on the broker's host (another process): `cores` "
+        "cores' worth for `duration_s`.", _M, cores="float", duration_s="float")

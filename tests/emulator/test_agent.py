@@ -1,0 +1,76 @@
+"""Agent base: messages wait for a pause to end, a crash ends everything, randomness is keyed."""
+from __future__ import annotations
+
+import numpy as np
+
+from emulator.agent import Agent
+from emulator.messages import Message
+from emulator.rng import keyed_rng
+
+
+class Recorder(Agent):
+    def on_start(self):
+        self.got: list[tuple[float, str]] = []
+
+    def on_message(self, msg):
+        self.got.append((self.now, msg.kind))
+
+
+def deliver_at(h, agent, t, kind, seq):
+    msg = Message("peer", agent.name, kind, None, 0.0, seq, deliver_t=t)
+    h.env.timeout(t).callbacks.append(lambda _e: agent.deliver(msg))
+
+
+def test_inbound_messages_are_held_during_a_pause_and_delivered_in_order(harness):
+    a = harness.agent(Recorder)
+    deliver_at(harness, a, 1.0, "before", 1)
+    harness.env.timeout(2.0).callbacks.append(lambda _e: a.stop_the_world(3.0))
+    deliver_at(harness, a, 3.0, "during-1", 2)
+    deliver_at(harness, a, 4.0, "during-2", 3)
+    deliver_at(harness, a, 6.0, "after", 4)
+    harness.env.run(until=10)
+    assert a.got == [(1.0, "before"), (5.0, "during-1"), (5.0, "during-2"), (6.0, "after")]
+
+
+def test_a_crashed_agent_ignores_messages_and_sends_nothing(harness):
+    a = harness.agent(Recorder)
+    harness.env.timeout(1.0).callbacks.append(lambda _e: a.crash("test"))
+    deliver_at(harness, a, 2.0, "late", 1)
+    harness.env.run(until=3)
+    a.send("peer", "hello")
+    assert a.got == [] and harness.outbox == []
+    kinds = [e[3] for e in harness.events]
+    assert kinds == ["agent_started", "agent_stopped"]
+
+
+def test_a_crash_interrupts_sleeping_processes(harness):
+    a = harness.agent()
+    woke: list[float] = []
+
+    def proc():
+        yield from a.sleep(5)
+        woke.append(a.now)
+
+    a.spawn(proc())
+    harness.env.timeout(1).callbacks.append(lambda _e: a.crash())
+    harness.env.run(until=10)
+    assert woke == []
+
+
+def test_events_carry_the_agents_own_sequence_numbers(harness):
+    a = harness.agent(name="x")
+    b = harness.agent(name="y")
+    a.stop_the_world(0.5)
+    b.stop_the_world(0.5)
+    a.stop_the_world(0.1)  # a nested pause extends nothing but is still recorded
+    seqs = [(e[1], e[2]) for e in harness.events]
+    assert seqs == [("x", 1), ("y", 1), ("x", 2), ("y", 2), ("x", 3)]
+
+
+def test_keyed_generators_are_independent_of_other_entities():
+    a1 = keyed_rng(7, "broker-1", "gc").random(5)
+    keyed_rng(7, "broker-2", "gc").random(1000)  # drawing elsewhere changes nothing for broker-1
+    a2 = keyed_rng(7, "broker-1", "gc").random(5)
+    assert np.array_equal(a1, a2)
+    assert not np.array_equal(a1, keyed_rng(8, "broker-1", "gc").random(5))
+    assert not np.array_equal(a1, keyed_rng(7, "broker-1", "report").random(5))
