@@ -58,6 +58,7 @@ class Agent:
         self._procs: set[simpy.Process] = set()
         self._held: list[Message] = []
         self._executors: dict[str, ScheduledExecutor] = {}
+        self._calls: dict[int, simpy.Event] = {}
 
     # -- life cycle ---------------------------------------------------------------------------------------
     @property
@@ -83,6 +84,7 @@ class Agent:
             ex.shutdown()
         self._executors.clear()
         self._held.clear()
+        self._calls.clear()
         cause = Crash(reason)
         for p in list(self._procs):
             if p.is_alive and p is not self.env.active_process:
@@ -147,6 +149,38 @@ class Agent:
         self._msg_seq += 1
         self._outbox.append(Message(self.name, dst, kind, body, self.env.now, self._msg_seq))
 
+    def call(self, dst: str, kind: str, body: dict | None = None, timeout: float = 30.0) -> Generator:
+        """``reply = yield from self.call(dst, kind, body, timeout)``: send a request, wait for the reply's body.
+
+        Returns None when no reply arrived within ``timeout`` seconds (the request or the reply was lost, or the
+        peer is down). The receiver answers with ``reply(msg, body)``.
+        """
+        self._msg_seq += 1
+        call_id = self._msg_seq
+        body = dict(body or {})
+        body["_call"] = call_id
+        if not self.alive:
+            return None
+        self._outbox.append(Message(self.name, dst, kind, body, self.env.now, call_id))
+        done = self.env.event()
+        self._calls[call_id] = done
+        expiry = self.env.timeout(timeout)
+        expiry.callbacks.append(lambda _ev: self._expire_call(call_id))
+        result = yield done
+        yield from self.runnable()
+        return result
+
+    def _expire_call(self, call_id: int) -> None:
+        ev = self._calls.pop(call_id, None)
+        if ev is not None:
+            ev.succeed(None)
+
+    def reply(self, request: Message, body: dict | None = None) -> None:
+        """Answer a request made with ``call``."""
+        out = dict(body or {})
+        out["_reply"] = request.body["_call"]
+        self.send(request.src, request.kind + "_reply", out)
+
     def deliver(self, msg: Message) -> None:
         """Called by the worker at the delivery time; held while a pause is in force."""
         if not self.alive:
@@ -165,6 +199,12 @@ class Agent:
                 self._dispatch(msg)
 
     def _dispatch(self, msg: Message) -> None:
+        body = msg.body
+        if type(body) is dict and "_reply" in body:
+            ev = self._calls.pop(body["_reply"], None)
+            if ev is not None:  # a late reply to a call that timed out is dropped
+                ev.succeed(body)
+            return
         result = self.on_message(msg)
         if result is not None:
             self.spawn(result)

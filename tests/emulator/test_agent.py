@@ -74,3 +74,46 @@ def test_keyed_generators_are_independent_of_other_entities():
     assert np.array_equal(a1, a2)
     assert not np.array_equal(a1, keyed_rng(8, "broker-1", "gc").random(5))
     assert not np.array_equal(a1, keyed_rng(7, "broker-1", "report").random(5))
+
+
+class Echo(Agent):
+    def on_message(self, msg):
+        if msg.kind == "ping":
+            self.reply(msg, {"pong": msg.body["n"]})
+
+
+def route_all(h, latency=0.01, lose=()):
+    """Deliver the harness's outbox after ``latency`` (a stand-in for the coordinator)."""
+    agents = {}
+
+    def pump():
+        while True:
+            yield h.env.timeout(0.001)
+            out, h.outbox[:] = list(h.outbox), []
+            for m in out:
+                if m.kind in lose:
+                    continue
+                m.deliver_t = h.env.now + latency
+                t = h.env.timeout(latency)
+                t.callbacks.append(lambda _e, m=m: agents[m.dst].deliver(m))
+
+    h.env.process(pump())
+    return agents
+
+
+def test_call_returns_the_reply_or_none_after_the_timeout(harness):
+    agents = route_all(harness)
+    a = harness.agent(name="a")
+    b = harness.agent(Echo, name="b")
+    agents.update(a=a, b=b)
+    got = []
+
+    def client():
+        got.append((yield from a.call("b", "ping", {"n": 7}, timeout=1.0)))
+        got.append((yield from a.call("nobody", "ping", {"n": 8}, timeout=1.0)))
+
+    a.spawn(client())
+    agents["nobody"] = harness.agent(name="nobody")  # receives but never answers
+    harness.env.run(until=5)
+    assert got[0]["pong"] == 7
+    assert got[1] is None
