@@ -133,6 +133,15 @@ class Agent:
         self.emit("stw_pause", duration_s=float(duration), cause=cause)
         self.gate.close_for(duration)
 
+    def on_fault(self, kind: str, spec: dict[str, Any]) -> None:
+        """Apply a scheduled fault to this agent: the kernel knows ``pause`` and ``crash``; models add kinds."""
+        if kind == "pause":
+            self.stop_the_world(spec["duration_s"], cause="fault")
+        elif kind == "crash":
+            self.crash("fault")
+        else:
+            raise ValueError(f"{self.kind} agent {self.name} does not know the fault kind {kind!r}")
+
     # -- randomness ---------------------------------------------------------------------------------------
     def rng(self, purpose: str = "default") -> np.random.Generator:
         """A generator keyed by (run seed, agent name, purpose)."""

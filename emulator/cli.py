@@ -14,10 +14,10 @@ from .errors import InputError, RunFailure
 #: verb → module under ``emulator.commands`` (each defines ``add_parser``)
 VERBS = {
     "run": "run",
-    "analyze": "pending",
-    "compare": "pending",
+    "analyze": "analyze",
+    "compare": "compare",
     "replay": "replay",
-    "sweep": "pending",
+    "sweep": "sweep",
     "agent": "pending",
     "decide": "decide",
     "scenarios": "scenarios",

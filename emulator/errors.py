@@ -15,7 +15,11 @@ class InputError(Exception):
     def __init__(self, where: str, reason: str) -> None:
         self.where = where
         self.reason = reason
-        super().__init__(f"{where}: {reason}" if where else reason)
+        # args stay (where, reason) so that copies made with type(err)(*err.args) (SimPy does) keep working
+        super().__init__(where, reason)
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.reason}" if self.where else self.reason
 
 
 class RunFailure(Exception):

@@ -34,7 +34,7 @@ declare("fault_end", "A scheduled fault ended (pseudo-agent `faults`).", __name_
 def _check_fault(f: dict[str, Any]) -> list[tuple[str, str]]:
     kind = f["kind"]
     problems = []
-    if kind in AGENT_FAULTS and not f["agents"]:
+    if kind not in NETWORK_FAULTS and not f["agents"]:
         problems.append(("agents", f"a {kind} fault needs the agents it applies to (globs)"))
     if kind == "pause" and f["duration_s"] is None:
         problems.append(("duration_s", "a pause needs its duration"))
@@ -67,21 +67,25 @@ def fault_schema(kinds: tuple[str, ...] = KERNEL_FAULTS, extra: dict[str, Any] |
 
 @dataclass(frozen=True)
 class AgentFault:
+    """One scheduled fault for one agent: the kernel's ``pause`` and ``crash``, or a model's own kind, which the
+    worker hands to ``Agent.on_fault(kind, spec)``."""
+
     index: int
     kind: str
     at: float
     agent: str
-    duration_s: float | None
+    spec: dict[str, Any]
 
 
 def agent_faults(faults: list[dict[str, Any]], agents: list[str]) -> list[AgentFault]:
-    """The agent-level faults of the schedule, expanded to the agent names they match (in schedule order)."""
+    """The agent-level faults of the schedule (every kind but the network's), expanded to the agent names they
+    match, in schedule order."""
     out = []
     for i, f in enumerate(faults):
-        if f["kind"] in AGENT_FAULTS:
+        if f["kind"] not in NETWORK_FAULTS:
             for name in agents:
-                if any(fnmatch.fnmatchcase(name, g) for g in f["agents"]):
-                    out.append(AgentFault(i, f["kind"], f["at"], name, f["duration_s"]))
+                if any(fnmatch.fnmatchcase(name, g) for g in f.get("agents", ())):
+                    out.append(AgentFault(i, f["kind"], f["at"], name, f))
     return out
 
 

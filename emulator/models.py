@@ -17,6 +17,7 @@ from typing import Any
 
 MODELS: dict[str, str] = {
     "heartbeat": "agents.heartbeat.model",
+    "pulsar": "agents.pulsar.model",
 }
 
 

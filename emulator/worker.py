@@ -46,10 +46,7 @@ class Worker:
             if agent is None:
                 continue
             ev = self.env.timeout(f.at - self.env.now)
-            if f.kind == "pause":
-                ev.callbacks.append(lambda _ev, a=agent, d=f.duration_s: a.stop_the_world(d, cause="fault"))
-            else:
-                ev.callbacks.append(lambda _ev, a=agent: a.crash("fault"))
+            ev.callbacks.append(lambda _ev, a=agent, f=f: a.on_fault(f.kind, f.spec))
 
     @property
     def agent_names(self) -> list[str]:

@@ -9,6 +9,8 @@ from emulator.models import AgentSpec
 from emulator.network import Condition
 from scenarios.schema import Field, Table
 
+from . import member, monitor  # noqa: F401  (declares their event kinds)
+
 MONITOR = "monitor"
 
 

@@ -13,7 +13,7 @@ from emulator.trace.kinds import declare
 _M = __name__
 
 # -- metadata store -------------------------------------------------------------------------------------------
-declare("session_expired", "The store expired a client's session (no heartbeat for the session timeout); its "
+declare("store_session_expired", "The store expired a client's session (no heartbeat for the session timeout); its "
         "ephemeral nodes are deleted.", _M, session="str", owner="str", silent_s="float")
 declare("leader_vacant", "The leader node was deleted (the leader's session expired or it resigned): no leader "
         "until the next `leader_elected`.", _M, previous="str")

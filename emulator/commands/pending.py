@@ -6,9 +6,6 @@ import argparse
 from ..errors import InputError
 
 PENDING = {
-    "analyze": "the Spark analysis job (issue 5)",
-    "compare": "cross-run comparison (issue 5)",
-    "sweep": "sweeps (issue 5)",
     "agent": "worker processes over ZeroMQ (issue 7)",
 }
 

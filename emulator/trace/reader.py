@@ -77,17 +77,23 @@ class Run:
         self.dir = Path(run_dir)
         if not self.dir.is_dir():
             raise FileNotFoundError(f"{self.dir}: no such run directory")
-        self.problems: list[SegmentProblem] = []
+        self._problems: list[SegmentProblem] = []
         mpath = self.dir / MANIFEST
         self.manifest: dict[str, Any] = {}
         if mpath.exists():
             try:
                 self.manifest = json.loads(mpath.read_text())
             except (ValueError, OSError) as err:
-                self.problems.append(SegmentProblem(MANIFEST, 0, f"unreadable manifest: {err}"))
+                self._problems.append(SegmentProblem(MANIFEST, 0, f"unreadable manifest: {err}"))
         else:
-            self.problems.append(SegmentProblem(MANIFEST, 0, "missing manifest"))
+            self._problems.append(SegmentProblem(MANIFEST, 0, "missing manifest"))
         self._scanned = False
+
+    @property
+    def problems(self) -> list[SegmentProblem]:
+        """Damage found in the manifest or the segments (each segment is scanned once, on first access)."""
+        self._scan()
+        return self._problems
 
     # -- identity -----------------------------------------------------------------------------------------
     @property
@@ -143,7 +149,7 @@ class Run:
         for files in self.segment_files().values():
             for _ in self._records(files, problems):
                 pass
-        self.problems.extend(problems)
+        self._problems.extend(problems)
 
     def events(self, kinds: Iterable[str] | None = None) -> Iterator[Event]:
         """All readable events in canonical order (t, agent, seq); optionally only some kinds."""

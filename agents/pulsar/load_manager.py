@@ -1,0 +1,148 @@
+"""The modular load manager as the leader runs it (``ModularLoadManagerImpl``).
+
+* ``updateAll`` on every broker report the leader is notified of: keep each broker's latest ``LocalBrokerData``
+  and fold its per-bundle stats into the bundle history (short/long-term samples), once per notification — the
+  event-driven sampling of the real code.
+* ``doLoadShedding`` every ``loadBalancerSheddingIntervalMinutes`` (first run one interval after becoming leader,
+  then with fixed delay): drop grace-period entries, run the configured shedding strategy, choose each
+  destination through the placement pipeline, and send the unload to the owner; the destination becomes the
+  bundle's affinity, honoured at its next placement.
+* Placement on lookups of unowned bundles: the filter pipeline and the placement strategy.
+
+The strategies come from ``strategies.pulsar`` by name; this loop does not care which.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Generator
+
+from strategies import pulsar
+from strategies.pulsar.placement.pipeline import select_broker_for_assignment
+
+from .store import BROKERS_PREFIX
+
+if TYPE_CHECKING:
+    from .broker import Broker
+
+
+class LoadManager:
+    def __init__(self, broker: "Broker") -> None:
+        self.b = broker
+        cfg = broker.config
+        self.cfg = cfg
+        self.reports: dict[str, dict[str, Any]] = {}
+        self.active: set[str] = set()
+        self.history = pulsar.BundleHistory()
+        self.recently_unloaded: dict[str, int] = {}  # bundle -> epoch ms
+        self.affinity: dict[str, str] = {}
+        self.preallocated: dict[str, dict[str, Any]] = {}
+        shedding = cfg["loadBalancerLoadSheddingStrategy"]
+        placement = cfg["loadBalancerLoadPlacementStrategy"]
+        self.shedder = pulsar.create(shedding, cfg, rng=broker.rng("shedding-strategy"))
+        # A strategy that does both (AvgShedder) must be the same object for both roles, as Pulsar requires.
+        if pulsar.canonical_name(placement) == pulsar.canonical_name(shedding):
+            self.placer = self.shedder
+        else:
+            self.placer = pulsar.create(placement, cfg, rng=broker.rng("placement-strategy"))
+        self._task = None
+        self.stopped = False
+
+    # -- life cycle -----------------------------------------------------------------------------------------
+    def start(self) -> Generator:
+        r = yield from self.b._store("watch", {"prefix": BROKERS_PREFIX})
+        if r is None or self.stopped:
+            return
+        for path, data in sorted(r["nodes"].items()):
+            self.on_broker_report(path[len(BROKERS_PREFIX):], "created", data)
+        interval = self.cfg["loadBalancerSheddingIntervalMinutes"] * 60.0
+        self._task = self.b.executor_.schedule_with_fixed_delay(self.shed, interval, interval, name="load-shedding")
+
+    def stop(self) -> None:
+        self.stopped = True
+        if self._task is not None:
+            self._task.cancel()
+
+    # -- updateAll ------------------------------------------------------------------------------------------
+    def on_broker_report(self, broker: str, change: str, data: dict[str, Any] | None) -> None:
+        if self.stopped:
+            return
+        if change == "deleted":
+            self.reports.pop(broker, None)
+            self.active.discard(broker)
+            if hasattr(self.placer, "on_active_brokers_change"):
+                self.placer.on_active_brokers_change(sorted(self.active))
+        else:
+            self.reports[broker] = data
+            self.active.add(broker)
+        self.history.update_all(self.reports)
+        # Preallocations the owner now reports are real: drop them.
+        for bundle in [b for b in self.preallocated if any(b in r["lastStats"] for r in self.reports.values())]:
+            del self.preallocated[bundle]
+
+    def load_data(self) -> "pulsar.LoadData":
+        """The leader's ``LoadData``: latest reports, bundle history, preallocations, grace-period bundles."""
+        return pulsar.LoadData.from_json({
+            "brokerData": {b: {"localData": r, "preallocatedBundleData": {
+                bundle: self.history.bundle_json(bundle) for bundle, owner in self.preallocated.items()
+                if owner == b}} for b, r in sorted(self.reports.items())},
+            "bundleData": self.history.to_json(),
+            "recentlyUnloadedBundles": dict(self.recently_unloaded),
+        })
+
+    # -- shedding -------------------------------------------------------------------------------------------
+    def shed(self) -> None:
+        if self.stopped or not (self.cfg["loadBalancerEnabled"] and self.cfg["loadBalancerSheddingEnabled"]):
+            return
+        name = self.cfg["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1]
+        if len(self.active) <= 1:
+            self.b.emit("shedding_cycle", strategy=name, brokers=len(self.active), unloads=0, skipped="brokers<=1")
+            return
+        now_ms = self.b.now_ms()
+        grace_ms = self.cfg["loadBalancerSheddingGracePeriodMinutes"] * 60_000
+        for bundle in [b for b, t in self.recently_unloaded.items() if t < now_ms - grace_ms]:
+            del self.recently_unloaded[bundle]
+        load = self.load_data()
+        plan = self.shedder.find_bundles_for_unloading(load)
+        unloads = 0
+        for broker, bundle in plan:
+            dest = self.place(bundle, exclude=broker, load=load, during_shedding=True)
+            if dest is None or dest == broker:
+                continue
+            unloads += 1
+            self.affinity[bundle] = dest
+            self.b.emit("unload_decided", bundle=bundle, source=broker, destination=dest, reason="shedding")
+            self.b.spawn(self._unload(broker, bundle, dest))
+        if hasattr(self.shedder, "on_unload_attempt_completed"):
+            self.shedder.on_unload_attempt_completed([b for _, b in plan])
+        self.b.emit("shedding_cycle", strategy=name, brokers=len(self.active), unloads=unloads,
+                    skipped="" if unloads else "no_decision")
+
+    def _unload(self, broker: str, bundle: str, dest: str) -> Generator:
+        r = yield from self.b.call(broker, "unload", {"bundle": bundle, "destination": dest, "reason": "shedding"},
+                                   timeout=self.cfg["namespaceBundleUnloadingTimeoutMs"] / 1000.0)
+        if r is not None and r.get("ok") and not self.stopped:
+            self.recently_unloaded[bundle] = self.b.now_ms()
+
+    # -- placement ------------------------------------------------------------------------------------------
+    def place(self, bundle: str, exclude: str | None = None, load: "pulsar.LoadData | None" = None,
+              during_shedding: bool = False) -> str | None:
+        """Choose the owner of an unowned bundle (or the destination of one being shed)."""
+        dest = self.affinity.pop(bundle, None) if not during_shedding else None
+        if dest is not None and dest in self.active:
+            return dest
+        candidates = sorted(self.active)
+        if not candidates:
+            return None
+        load = load if load is not None else self.load_data()
+        choice = select_broker_for_assignment(bundle, candidates, load, self.placer, self.cfg)
+        if choice.broker is None:
+            return None
+        if not during_shedding:
+            self.preallocated[bundle] = choice.broker
+        scores = {b: self.score(b) for b in candidates}
+        self.b.emit("bundle_placed", bundle=bundle, broker=choice.broker, strategy=type(self.placer).__name__,
+                    random_fallback=bool(choice.random_fallback), scores=scores)
+        return choice.broker
+
+    def score(self, broker: str) -> float:
+        r = self.reports.get(broker)
+        return 100.0 * pulsar.weighted_max_4(r, self.cfg) if r is not None else float("nan")

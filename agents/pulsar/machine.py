@@ -1,0 +1,62 @@
+"""A broker's host: turns the traffic of the topics it serves into CPU time, NIC bytes and JVM memory.
+
+CPU is consumed at ``background_cores + spike_cores + cost(traffic)`` cores, integrated over virtual time into a
+cumulative CPU-time counter (the cgroup's ``cpuacct.usage``), and NIC bytes likewise, so that the broker's
+sampler can compute usage the way Pulsar does: from the difference of two cumulative samples divided by the
+elapsed time it measures. Traffic is a step function between integration points plus the workload's own
+variation, integrated with sub-steps of at most ``step_s``.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+MIB = 1024 * 1024
+
+
+class Machine:
+    def __init__(self, spec: dict[str, Any], model: dict[str, Any], rng: np.random.Generator) -> None:
+        self.cores = spec["cores"]
+        self.nic_kbps = spec["nic_gbps"] * 1e6
+        self.heap_max_mb = spec["heap_gb"] * 1024
+        self.direct_max_mb = spec["direct_memory_gb"] * 1024
+        self.m = model
+        self.rng = rng
+        self.spike_cores = 0.0
+        self.cpu_seconds = 0.0  # cumulative CPU time, core-seconds
+        self.bytes_in = 0.0
+        self.bytes_out = 0.0
+        self._t = 0.0
+
+    def cores_for(self, rates: tuple[float, float, float, float]) -> float:
+        rin, rout, tin, tout = rates
+        m = self.m
+        traffic = (rin * m["cpu_us_per_msg_in"] + rout * m["cpu_us_per_msg_out"]) / 1e6
+        traffic += (tin + tout) / MIB * m["cpu_ms_per_mib"] / 1e3
+        return min(self.cores, m["background_cores"] + self.spike_cores + traffic)
+
+    def advance(self, now: float, rates_at: Callable[[float], tuple[float, float, float, float]]) -> None:
+        """Integrate CPU time and NIC bytes from the last call up to ``now``."""
+        t0 = self._t
+        if now <= t0:
+            return
+        steps = max(1, int(np.ceil((now - t0) / self.m["step_s"])))
+        dt = (now - t0) / steps
+        for k in range(steps):
+            r = rates_at(t0 + (k + 0.5) * dt)
+            cores = self.cores_for(r)
+            if self.m["noise_sigma"] > 0:
+                cores *= max(0.0, 1.0 + self.m["noise_sigma"] * float(self.rng.standard_normal()))
+            self.cpu_seconds += min(self.cores, cores) * dt
+            self.bytes_in += r[2] * dt
+            self.bytes_out += r[3] * dt
+        self._t = now
+
+    def heap_mb(self, topics: int, rates: tuple[float, float, float, float]) -> float:
+        m = self.m
+        return m["heap_base_mb"] + m["heap_mb_per_topic"] * topics + m["heap_mb_per_mibps"] * (rates[2] + rates[3]) / MIB
+
+    def direct_mb(self, rates: tuple[float, float, float, float]) -> float:
+        m = self.m
+        return m["direct_base_mb"] + m["direct_mb_per_mibps"] * (rates[2] + rates[3]) / MIB

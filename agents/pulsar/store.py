@@ -1,0 +1,134 @@
+"""The metadata store (ZooKeeper-like): nodes, ephemeral nodes bound to sessions, session expiry, watches.
+
+Requests arrive as calls (``Agent.call``) and are answered after ``op_latency_s`` of processing. A session
+expires when its client has sent nothing (ping or operation) for the session timeout; the store checks every
+``tick_s`` (ZooKeeper's tick), deletes the session's ephemeral nodes and notifies the watchers. The client learns
+of the expiry on its next request, as a ZooKeeper client does on reconnecting. Load reports
+(``/loadbalance/brokers/<broker>``), bundle ownership (``/namespace/<bundle>``) and the leader
+(``/loadbalance/leader``) live here.
+"""
+from __future__ import annotations
+
+from typing import Any, Generator
+
+from emulator.agent import Agent
+from emulator.messages import Message
+
+from . import events  # noqa: F401  (declares the kinds this agent writes)
+
+STORE = "metadata-store"
+LEADER_PATH = "/loadbalance/leader"
+BROKERS_PREFIX = "/loadbalance/brokers/"
+OWNERSHIP_PREFIX = "/namespace/"
+
+
+class MetadataStore(Agent):
+    kind = "metadata-store"
+
+    def on_start(self) -> None:
+        self.nodes: dict[str, tuple[Any, str | None]] = {}  # path -> (data, owning session or None)
+        self.sessions: dict[str, dict[str, Any]] = {}
+        self.ephemeral: dict[str, set[str]] = {}  # session -> its ephemeral paths
+        self.watches: dict[str, set[str]] = {}  # path prefix -> watcher agents
+        self._next_session = 0
+        tick = self.params["tick_s"]
+        self.executor().schedule_with_fixed_delay(self._expire_sessions, tick, tick, name="session-tracker")
+
+    # -- requests -----------------------------------------------------------------------------------------
+    def on_message(self, msg: Message) -> Generator | None:
+        if self.params["op_latency_s"] > 0:
+            return self._later(msg)
+        self._handle(msg)
+        return None
+
+    def _later(self, msg: Message) -> Generator:
+        yield from self.sleep(self.params["op_latency_s"])
+        self._handle(msg)
+
+    def _handle(self, msg: Message) -> None:
+        body = msg.body
+        session = body.get("session")
+        if session is not None:
+            s = self.sessions.get(session)
+            if s is None:
+                self.reply(msg, {"ok": False, "expired": True})
+                return
+            s["last"] = self.now
+        op = msg.kind
+        if op == "session_open":
+            self._next_session += 1
+            sid = f"{msg.src}#{self._next_session}"
+            self.sessions[sid] = {"owner": msg.src, "timeout": body["timeout_s"], "last": self.now}
+            self.ephemeral[sid] = set()
+            self.reply(msg, {"ok": True, "session": sid})
+        elif op == "ping":
+            self.reply(msg, {"ok": True})
+        elif op == "create":
+            path = body["path"]
+            existing = self.nodes.get(path)
+            if existing is not None:
+                self.reply(msg, {"ok": False, "data": existing[0], "owner": existing[1]})
+                return
+            owner = session if body.get("ephemeral") else None
+            self._put(path, body["data"], owner, "created")
+            self.reply(msg, {"ok": True})
+        elif op == "set":
+            path = body["path"]
+            existing = self.nodes.get(path)
+            owner = existing[1] if existing is not None else (session if body.get("ephemeral") else None)
+            self._put(path, body["data"], owner, "changed" if existing is not None else "created")
+            self.reply(msg, {"ok": True})
+        elif op == "get":
+            node = self.nodes.get(body["path"])
+            self.reply(msg, {"ok": node is not None, "data": None if node is None else node[0],
+                             "owner": None if node is None else node[1]})
+        elif op == "delete":
+            existed = self._delete(body["path"])
+            self.reply(msg, {"ok": existed})
+        elif op == "watch":
+            prefix = body["prefix"]
+            self.watches.setdefault(prefix, set()).add(msg.src)
+            snapshot = {p: n[0] for p, n in self.nodes.items() if p.startswith(prefix)}
+            self.reply(msg, {"ok": True, "nodes": snapshot})
+        elif op == "session_close":
+            self._drop_session(session, expired=False)
+            self.reply(msg, {"ok": True})
+
+    # -- nodes and watches --------------------------------------------------------------------------------
+    def _put(self, path: str, data: Any, owner: str | None, change: str) -> None:
+        self.nodes[path] = (data, owner)
+        if owner is not None:
+            self.ephemeral.setdefault(owner, set()).add(path)
+        self._notify(path, change, data)
+
+    def _delete(self, path: str) -> bool:
+        node = self.nodes.pop(path, None)
+        if node is None:
+            return False
+        if node[1] is not None:
+            self.ephemeral.get(node[1], set()).discard(path)
+        if path == LEADER_PATH:
+            self.emit("leader_vacant", previous=str(node[0]))
+        self._notify(path, "deleted", None)
+        return True
+
+    def _notify(self, path: str, change: str, data: Any) -> None:
+        for prefix, watchers in self.watches.items():
+            if path.startswith(prefix):
+                for w in sorted(watchers):
+                    self.send(w, "notify", {"path": path, "change": change, "data": data})
+
+    # -- sessions -----------------------------------------------------------------------------------------
+    def _expire_sessions(self) -> None:
+        now = self.now
+        for sid in [s for s, info in self.sessions.items() if now - info["last"] > info["timeout"]]:
+            self._drop_session(sid, expired=True)
+
+    def _drop_session(self, sid: str | None, expired: bool) -> None:
+        info = self.sessions.pop(sid, None) if sid is not None else None
+        if info is None:
+            return
+        if expired:
+            self.emit("store_session_expired", session=sid, owner=info["owner"], silent_s=self.now - info["last"])
+        for path in sorted(self.ephemeral.pop(sid, set())):
+            self._delete(path)

@@ -1,0 +1,186 @@
+"""The workload as a fluid model: message rates and throughputs per topic as functions of virtual time.
+
+Every agent derives the same :class:`Workload` from the scenario (it is data, like the scenario itself), so a
+broker knows the traffic of the topics its clients are connected to without sharing any object with them. The
+arrays are read-only and cached per process and scenario: a thousand brokers in one worker share one copy.
+
+A *task* (the article's "load task") is a group of topics in one namespace with a producer rate per topic, a
+message size, a number of subscriptions (each consuming every message), and a pattern over time:
+
+* ``constant``;
+* ``on_off``: ``on_s`` seconds at the rate, ``off_s`` seconds at ``off_factor`` of it, repeating (the article's
+  jitter topic: consumption stopping for a minute and resuming for a minute);
+* ``steps``: factor ``factors[i]`` from ``at_s[i]`` on;
+* ``ramp``: linear from ``from_factor`` at ``start_s`` to ``to_factor`` at ``end_s``;
+* ``csv``: a recorded series (``path``, columns ``t_s,factor``), held between samples.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+FULL_RANGE_END = 0x100000000  # Pulsar bundle ranges: [lower, upper), the last one includes 0xffffffff
+
+
+def bundle_ranges(count: int) -> list[tuple[int, int]]:
+    """The initial bundles of a namespace: ``count`` equal hash ranges (``defaultNumberOfNamespaceBundles``)."""
+    step = FULL_RANGE_END // count
+    bounds = [i * step for i in range(count)] + [FULL_RANGE_END]
+    bounds[-1] = FULL_RANGE_END
+    return [(bounds[i], bounds[i + 1]) for i in range(count)]
+
+
+def bundle_name(namespace: str, lower: int, upper: int) -> str:
+    """Pulsar's bundle name, e.g. ``public/default/0x00000000_0x40000000`` (upper printed as 0xffffffff at the end)."""
+    return f"{namespace}/0x{lower:08x}_0x{min(upper, 0xFFFFFFFF):08x}"
+
+
+def topic_hash(topic: str) -> int:
+    """The 32-bit hash that places a topic in a bundle (CRC-32 of the name, unsigned)."""
+    return zlib.crc32(topic.encode())
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    namespace: str
+    topics: int
+    rate_msgs: float
+    msg_bytes: float
+    subscriptions: int
+    start_s: float
+    end_s: float
+    pattern: dict[str, Any]
+
+
+class Workload:
+    """Topics, their bundles, and their rates at any virtual time."""
+
+    def __init__(self, namespaces: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> None:
+        # end_s = 0 is the scenario's "never ends"
+        self.tasks = [Task(**{k: (t[k] if k != "end_s" or t[k] > 0 else math.inf) for k in Task.__dataclass_fields__})
+                      for t in tasks]
+        self.bundles: list[str] = []
+        self.bundle_namespace: list[str] = []
+        ranges: dict[str, list[tuple[int, int, int]]] = {}
+        for ns in namespaces:
+            for lo, hi in bundle_ranges(ns["bundles"]):
+                ranges.setdefault(ns["name"], []).append((lo, hi, len(self.bundles)))
+                self.bundles.append(bundle_name(ns["name"], lo, hi))
+                self.bundle_namespace.append(ns["name"])
+        self.bundle_index = {b: i for i, b in enumerate(self.bundles)}
+        names: list[str] = []
+        task_of: list[int] = []
+        bundle_of: list[int] = []
+        for ti, task in enumerate(self.tasks):
+            uppers = np.array([hi for _lo, hi, _i in ranges[task.namespace]], dtype=np.int64)
+            idx = [i for _lo, _hi, i in ranges[task.namespace]]
+            for k in range(task.topics):
+                topic = f"persistent://{task.namespace}/{task.name}-{k}"
+                h = topic_hash(topic)
+                names.append(topic)
+                task_of.append(ti)
+                bundle_of.append(idx[int(np.searchsorted(uppers, h, side="right"))])
+        self.topics = names
+        self.topic_index = {t: i for i, t in enumerate(names)}
+        self.topic_task = _frozen(np.array(task_of, dtype=np.int32))
+        self.topic_bundle = _frozen(np.array(bundle_of, dtype=np.int32))
+        order = np.argsort(self.topic_bundle, kind="stable")
+        splits = np.searchsorted(self.topic_bundle[order], np.arange(len(self.bundles) + 1))
+        self.bundle_topics = [_frozen(order[splits[i] : splits[i + 1]]) for i in range(len(self.bundles))]
+        self._series = {i: _load_series(t.pattern) for i, t in enumerate(self.tasks) if t.pattern["kind"] == "csv"}
+        self._msg_bytes = np.array([t.msg_bytes for t in self.tasks])
+        self._subs = np.array([t.subscriptions for t in self.tasks], dtype=float)
+
+    # -- rates --------------------------------------------------------------------------------------------
+    def task_factors(self, t: float) -> np.ndarray:
+        """Each task's producer rate per topic at time ``t`` (msg/s)."""
+        return np.array([task.rate_msgs * self._factor(i, task, t) for i, task in enumerate(self.tasks)])
+
+    def _factor(self, i: int, task: Task, t: float) -> float:
+        if t < task.start_s or t >= task.end_s:
+            return 0.0
+        p = task.pattern
+        kind = p["kind"]
+        if kind == "constant":
+            return 1.0
+        if kind == "on_off":
+            phase = (t - task.start_s) % (p["on_s"] + p["off_s"])
+            return 1.0 if phase < p["on_s"] else p["off_factor"]
+        if kind == "steps":
+            f = 1.0
+            for at, factor in zip(p["at_s"], p["factors"]):
+                if t >= at:
+                    f = factor
+            return f
+        if kind == "ramp":
+            if t <= p["start_s"]:
+                return p["from_factor"]
+            if t >= p["end_s"]:
+                return p["to_factor"]
+            x = (t - p["start_s"]) / (p["end_s"] - p["start_s"])
+            return p["from_factor"] + x * (p["to_factor"] - p["from_factor"])
+        times, factors = self._series[i]
+        j = int(np.searchsorted(times, t, side="right")) - 1
+        return float(factors[j]) if j >= 0 else 0.0
+
+    def rates(self, topics: np.ndarray, t: float) -> tuple[float, float, float, float]:
+        """(msgRateIn, msgRateOut, msgThroughputIn, msgThroughputOut) summed over ``topics`` at ``t``."""
+        if len(topics) == 0:
+            return 0.0, 0.0, 0.0, 0.0
+        per_task = np.bincount(self.topic_task[topics], minlength=len(self.tasks))
+        rate = self.task_factors(t)
+        rin = per_task * rate
+        rout = rin * self._subs
+        return (float(rin.sum()), float(rout.sum()), float((rin * self._msg_bytes).sum()),
+                float((rout * self._msg_bytes).sum()))
+
+    def topic_rates(self, topics: np.ndarray, t: float) -> np.ndarray:
+        """Per topic: columns msgRateIn, msgRateOut, msgThroughputIn, msgThroughputOut at ``t``."""
+        rate = self.task_factors(t)[self.topic_task[topics]]
+        task = self.topic_task[topics]
+        out = rate * self._subs[task]
+        return np.stack([rate, out, rate * self._msg_bytes[task], out * self._msg_bytes[task]], axis=1)
+
+    def change_times(self) -> list[float]:
+        """Virtual times at which some task's rate changes in steps (for reporting on workload events)."""
+        times: set[float] = set()
+        for task in self.tasks:
+            times.update(x for x in (task.start_s, task.end_s) if math.isfinite(x))
+            if task.pattern["kind"] == "steps":
+                times.update(task.pattern["at_s"])
+        return sorted(times)
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+def _load_series(pattern: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    times, factors = [], []
+    with open(pattern["path"], newline="") as fh:
+        for row in csv.DictReader(fh):
+            times.append(float(row["t_s"]))
+            factors.append(float(row["factor"]))
+    return _frozen(np.array(times)), _frozen(np.array(factors))
+
+
+@lru_cache(maxsize=8)
+def _cached(key: str, spec: str) -> Workload:
+    data = json.loads(spec)
+    return Workload(data["namespaces"], data["tasks"])
+
+
+def workload_for(namespaces: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> Workload:
+    """The (shared, read-only) workload of a scenario's ``workload`` section."""
+    spec = json.dumps({"namespaces": namespaces, "tasks": tasks}, sort_keys=True, default=str)
+    return _cached(hashlib.sha256(spec.encode()).hexdigest(), spec)

@@ -1,0 +1,212 @@
+"""Java's iteration order for ``HashMap``/``HashSet`` and ``ConcurrentHashMap`` keyed by ``String``.
+
+Why this exists: Pulsar keeps brokers and bundles in hash maps (``LoadData`` uses ``ConcurrentHashMap``;
+``getBundleDataForLoadShedding()`` collects into a ``HashMap``; ``LocalBrokerData.bundles`` is a
+``HashSet``; Guava's ``ArrayListMultimap`` that shedders return is backed by a ``HashMap``). Every
+strategy iterates those maps and breaks ties with stable sorts or strict comparisons, so *which* broker
+wins a tie and in which order floating-point sums are accumulated are decided by Java's hash order. To
+decide exactly as Pulsar does, the strategies here iterate in that order rather than in Python's
+insertion order.
+
+The order is a function of (keys, their insertion order, the table capacity), and the capacity depends on
+how many keys the map has ever held. The simulation below replays insertions (and removals) exactly:
+
+* ``String.hashCode()`` over UTF-16 code units with int32 overflow, spread as ``h ^ (h >>> 16)``, bucket
+  ``spread & (capacity - 1)``; iteration goes bucket by bucket, each bucket in its list order.
+* ``HashMap``: table allocated at the first put (default capacity 16, or ``tableSizeFor(initialCapacity)``),
+  doubled when ``++size > 0.75 * capacity``; a resize splits each bucket into "lo"/"hi" lists keeping the
+  relative order.
+* ``ConcurrentHashMap``: capacity 16, doubled when ``size >= 0.75 * capacity`` after an insertion (note:
+  one key earlier than ``HashMap``); a resize moves the longest tail run of nodes that go the same way
+  as-is and *prepends* the earlier nodes one by one, which reverses their order (``transfer()``'s
+  ``lastRun`` logic).
+
+Two comparison keys live here too, because Java's orderings differ from Python's in the corners:
+:func:`double_compare_key` sorts like ``Double.compare`` (NaN above +inf, -0.0 below 0.0) and
+:func:`string_compare_key` like ``String.compareTo`` (UTF-16 code units, not code points).
+
+Not modelled (documented departures): tree bins and the ``treeifyBin``/``tryPresize`` growth that Java
+triggers when 8 keys collide in one bucket of a small table (practically never with a handful of brokers
+or bundles); concurrent-resize interleavings; keys that are not strings. A map built from a JSON snapshot
+is taken to have been filled in the snapshot's order (the real insertion history is unknown).
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Iterable, Iterator, Literal
+
+__all__ = [
+    "JavaHashMapOrder",
+    "MapKind",
+    "double_compare_key",
+    "java_order",
+    "string_compare_key",
+    "string_hash_code",
+]
+
+MapKind = Literal["hashmap", "concurrent"]
+
+_DEFAULT_CAPACITY = 16
+_MAX_CAPACITY = 1 << 30
+
+
+@lru_cache(maxsize=1 << 16)  # pure; broker and bundle names recur on every call
+def string_hash_code(s: str) -> int:
+    """Java ``String.hashCode()`` as a signed 32-bit int (over UTF-16 code units)."""
+    h = 0
+    data = s.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def _spread(key: str) -> int:
+    h = string_hash_code(key) & 0xFFFFFFFF
+    return (h ^ (h >> 16)) & 0x7FFFFFFF  # sign bit never reaches a bucket index below 2^31
+
+
+def _table_size_for(cap: int) -> int:
+    n = 1
+    while n < cap:
+        n <<= 1
+    return max(1, min(n, _MAX_CAPACITY))
+
+
+class JavaHashMapOrder:
+    """Replays puts and removes on a Java hash table of string keys and reports its iteration order.
+
+    ``kind`` is ``"hashmap"`` (also ``HashSet`` and Guava's ``HashMap``-backed multimaps) or ``"concurrent"`` (``ConcurrentHashMap``). ``initial_capacity`` is the constructor
+    argument (``None`` = Java's default constructor).
+    """
+
+    def __init__(self, kind: MapKind = "hashmap", initial_capacity: int | None = None) -> None:
+        if kind not in ("hashmap", "concurrent"):
+            raise ValueError(f"unknown map kind {kind!r}")
+        self.kind: MapKind = kind
+        if initial_capacity is None:
+            self._first_capacity = _DEFAULT_CAPACITY
+        elif kind == "hashmap":
+            self._first_capacity = _table_size_for(max(initial_capacity, 1))
+        else:
+            # ConcurrentHashMap(int): tableSizeFor(initialCapacity + initialCapacity/2 + 1)
+            self._first_capacity = _table_size_for(initial_capacity + (initial_capacity >> 1) + 1)
+        self._table: list[list[tuple[int, str]]] | None = None
+        self._size = 0
+        self._members: set[str] = set()
+
+    @property
+    def capacity(self) -> int:
+        """Current table length (0 before the first put)."""
+        return 0 if self._table is None else len(self._table)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._members
+
+    def put(self, key: str) -> None:
+        """``map.put(key, ..)``: a present key keeps its position; a new key is appended to its bucket."""
+        if key in self._members:
+            return
+        if self._table is None:
+            self._table = [[] for _ in range(self._first_capacity)]
+        h = _spread(key)
+        self._table[h & (len(self._table) - 1)].append((h, key))
+        self._members.add(key)
+        self._size += 1
+        n = len(self._table)
+        if self.kind == "hashmap":
+            if self._size > (n * 3) // 4 and n < _MAX_CAPACITY:
+                self._resize_hashmap()
+        else:
+            if self._size >= n - (n >> 2) and n < _MAX_CAPACITY:
+                self._resize_concurrent()
+
+    def remove(self, key: str) -> None:
+        """``map.remove(key)``; tables never shrink (as in Java)."""
+        if key not in self._members or self._table is None:
+            return
+        h = _spread(key)
+        bucket = self._table[h & (len(self._table) - 1)]
+        bucket[:] = [node for node in bucket if node[1] != key]
+        self._members.discard(key)
+        self._size -= 1
+
+    def clear(self) -> None:
+        """``map.clear()``: drops every key but keeps the table length (Java never shrinks a table)."""
+        if self._table is not None:
+            self._table = [[] for _ in range(len(self._table))]
+        self._members.clear()
+        self._size = 0
+
+    def keys(self) -> list[str]:
+        """Keys in Java iteration order."""
+        if self._table is None:
+            return []
+        return [key for bucket in self._table for _, key in bucket]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def _resize_hashmap(self) -> None:
+        assert self._table is not None
+        n = len(self._table)
+        new: list[list[tuple[int, str]]] = [[] for _ in range(2 * n)]
+        for i, bucket in enumerate(self._table):
+            for node in bucket:  # lo/hi split keeps the relative order
+                new[i + n if node[0] & n else i].append(node)
+        self._table = new
+
+    def _resize_concurrent(self) -> None:
+        assert self._table is not None
+        n = len(self._table)
+        new: list[list[tuple[int, str]]] = [[] for _ in range(2 * n)]
+        for i, bucket in enumerate(self._table):
+            if not bucket:
+                continue
+            # The tail run whose nodes all go the same way is reused in order ...
+            run_bit = bucket[0][0] & n
+            last_run = 0
+            for k in range(1, len(bucket)):
+                b = bucket[k][0] & n
+                if b != run_bit:
+                    run_bit = b
+                    last_run = k
+            lo: list[tuple[int, str]] = []
+            hi: list[tuple[int, str]] = []
+            (lo if run_bit == 0 else hi).extend(bucket[last_run:])
+            # ... and the nodes before it are prepended one by one (so they come out reversed).
+            for node in bucket[:last_run]:
+                (hi if node[0] & n else lo).insert(0, node)
+            new[i] = lo
+            new[i + n] = hi
+        self._table = new
+
+
+def java_order(
+    keys: Iterable[str], kind: MapKind = "hashmap", initial_capacity: int | None = None
+) -> list[str]:
+    """Iteration order of a fresh Java map of ``kind`` after putting ``keys`` in the given order."""
+    table = JavaHashMapOrder(kind, initial_capacity)
+    for key in keys:
+        table.put(key)
+    return table.keys()
+
+
+
+def double_compare_key(value: float) -> tuple[int, float, int]:
+    """Sort key ordering floats as Java's ``Double.compare``: NaN is the largest value and -0.0 < 0.0.
+
+    Use with Python's stable ``sorted`` (``reverse=True`` for a descending ``Double.compare(b, a)``
+    comparator, which keeps equal elements in their original order, as Java's stable sort does).
+    """
+    if math.isnan(value):
+        return (1, 0.0, 0)
+    return (0, value, 0 if math.copysign(1.0, value) < 0 else 1)
+
+
+def string_compare_key(s: str) -> bytes:
+    """Sort key ordering strings as Java's ``String.compareTo`` (lexicographic over UTF-16 code units)."""
+    return s.encode("utf-16-be")

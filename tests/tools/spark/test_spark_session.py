@@ -1,0 +1,54 @@
+"""The session builder, and the events DataFrame of a real run against the kernel's reader."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from emulator.trace import open_run
+from tools.analysis.common import COMMON_SCHEMA
+from tools.analysis.heartbeat import SCHEMA
+from tools.spark.session import MASTER_ENV, _local_cores, resolve_master
+from tools.spark.segments import read_events
+
+
+def test_the_master_comes_from_the_flag_then_the_environment_then_local(monkeypatch):
+    monkeypatch.delenv(MASTER_ENV, raising=False)
+    assert resolve_master(None) == "local[*]"
+    monkeypatch.setenv(MASTER_ENV, "spark://h:7077")
+    assert resolve_master(None) == "spark://h:7077"
+    assert resolve_master("local[2]") == "local[2]"
+    assert _local_cores("local[3]") == 3 and _local_cores("local") == 1 and _local_cores("yarn") is None
+    assert _local_cores("local[*]") == (os.cpu_count() or 1)
+
+
+@pytest.mark.spark
+def test_the_shared_session_is_set_up_for_clusteremu(spark):
+    conf = spark.sparkContext.getConf()
+    assert spark.sparkContext.master == "local[2]"
+    assert conf.get("spark.ui.enabled") == "false"
+    assert spark.conf.get("spark.sql.execution.arrow.pyspark.enabled") == "true"
+    # The Python workers run the configured interpreter (ours unless the environment chose one), which has
+    # clusteremu and pyarrow.
+    ((executable, module),) = spark.sparkContext.parallelize([0], 1).map(
+        lambda _: (__import__("sys").executable, __import__("importlib").import_module("tools.spark").__name__)
+    ).collect()
+    assert module == "tools.spark"
+    assert os.path.realpath(executable) == os.path.realpath(os.environ.get("PYSPARK_PYTHON", sys.executable))
+
+
+@pytest.mark.spark
+def test_read_events_gives_what_the_kernel_reader_gives(spark, tmp_path):
+    run_dir = tmp_path / "run"
+    subprocess.run([sys.executable, "-m", "emulator", "run", "kernel-heartbeat", "--until", "60", "--agents", "inproc:2",
+                    "--out", str(run_dir), "--quiet"], check=True, capture_output=True, timeout=120)
+    schema = COMMON_SCHEMA.merged(SCHEMA)
+    df = read_events(spark, [run_dir], schema)
+    counts = {r["kind"]: r["n"] for r in df.groupBy("kind").agg({"_n": "sum"}).withColumnRenamed("sum(_n)", "n").collect()}
+    assert counts == dict(Counter(e.kind for e in open_run(run_dir).events()))
+    rows = df.where("kind = 'heartbeat_received'").orderBy("t", "agent", "seq").select("t", "member", "gap_s").collect()
+    kernel = [e for e in open_run(run_dir).events(["heartbeat_received"])]
+    assert [(r["t"], r["member"], r["gap_s"]) for r in rows] == [(e.t, e.member, e.gap_s) for e in kernel]

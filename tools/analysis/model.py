@@ -1,0 +1,130 @@
+"""What a modelled system contributes to an analysis: :class:`ModelFigures`, made of a tally and :class:`Part`\\ s.
+
+The pipeline (:mod:`tools.analysis.pipeline`) analyses the runs of one model in one Spark job. The Python
+workers that decode the segments count every event — per (run, kind, agent, key), where the key is a
+kind-specific string the model computes (``bundle_unloaded`` by ``reason``, say) — and pass on, for each
+:class:`Part`, only the rows of its kinds and its columns (:mod:`tools.spark.routing`). Spark brings each run's
+rows of each part together and calls the part's pure pandas function on them in an executor; the runs, and the
+parts of a run, are computed in parallel. The driver assembles the figures from the tally and the parts.
+
+To add the figures of a new system (RocketMQ, Storm), subclass :class:`ModelFigures` in a module of this
+package, give it a schema, tally keys and parts, and register an instance in ``tools/analysis/__init__.py``
+under the model's name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
+
+import pandas as pd
+
+from tools.spark.routing import Key
+from tools.spark.segments import EventSchema
+
+from .options import AnalysisOptions
+from .runs import RunInfo
+
+if TYPE_CHECKING:
+    from tools.report import Panel
+
+
+@dataclass(frozen=True)
+class RunParams:
+    """What a part function knows about its run besides its rows (small and picklable: it travels to the
+    executors). ``end`` is the run's end on the time axis, ``window_start`` the start of its settle window,
+    ``scenario`` the scenario recorded in the manifest (empty when unknown)."""
+
+    model: str
+    end: float
+    window_start: float
+    options: AnalysisOptions
+    scenario: Mapping[str, Any]
+
+
+@dataclass
+class PartResult:
+    """A part's output for one run: a fragment of the figures, and tables (written as Parquet, plotted)."""
+
+    figures: dict[str, Any] = field(default_factory=dict)
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+
+#: A part's computation: one run's rows (columns ``t``, ``agent``, ``seq``, ``kind`` and the part's columns,
+#: in canonical order) → its figures and tables. Must be a module-level function (it is shipped by reference).
+PartFunction = Callable[[pd.DataFrame, RunParams], PartResult]
+
+
+@dataclass(frozen=True)
+class Part:
+    """A family of figures computed from the rows of some kinds, one run at a time."""
+
+    name: str
+    kinds: tuple[str, ...]
+    columns: tuple[str, ...]
+    compute: PartFunction
+
+
+@dataclass
+class Context:
+    """The runs of one model analysed together (a run's index is its position in ``runs``) and their ends."""
+
+    runs: list[RunInfo]
+    options: AnalysisOptions
+    ends: dict[int, float] = field(default_factory=dict)
+
+    def end(self, run: int) -> float:
+        return self.ends.get(run, 0.0)
+
+    def window_start(self, run: int) -> float:
+        """Start of the settle window of run ``run``: its last ``settle_window_s`` seconds (from 0 at least)."""
+        return max(0.0, self.end(run) - self.options.settle_window_s)
+
+    def params(self, run: int) -> RunParams:
+        info = self.runs[run]
+        return RunParams(info.model, self.end(run), self.window_start(run), self.options, info.scenario)
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A figure the cross-run table and the report put first: its label, dotted path in ``figures``, unit."""
+
+    label: str
+    path: str
+    unit: str = ""
+
+
+class ModelFigures:
+    """The figures of one modelled system. The base class is the model-less analysis: what every trace has."""
+
+    #: The model's name, as in ``scenario.model``.
+    model: ClassVar[str] = ""
+    #: Kinds and fields the model's tally and parts read (the common ones are added by the pipeline).
+    schema: ClassVar[EventSchema] = EventSchema({})
+    #: Kinds whose events mark the time axis of every plot.
+    marker_kinds: ClassVar[tuple[str, ...]] = ()
+    #: Figures of the cross-run table, first in the report.
+    headline: ClassVar[tuple[Headline, ...]] = ()
+
+    def tally_keys(self) -> dict[str, Key]:
+        """kind → how its tally is split (e.g. ``bundle_unloaded`` by ``reason``)."""
+        return {}
+
+    def tally_extras(self) -> dict[str, tuple[str, str]]:
+        """More tally aggregates: ``name → (column, "sum" | "min" | "max")``."""
+        return {}
+
+    def parts(self) -> list[Part]:
+        """The model's parts (the common ones are added by the pipeline)."""
+        return []
+
+    def figures(self, tally: pd.DataFrame, parts: Mapping[str, Mapping[str, Any]], params: RunParams) -> dict[str, Any]:
+        """The model's figures of one run from its tally rows and its parts' figure fragments (by part name)."""
+        return {}
+
+    def marker_rows(self, rows: pd.DataFrame) -> list[tuple[float, float | None, str, str, str]]:
+        """Markers ``(t, end_t, kind, agent, label)`` from the run's events of ``marker_kinds``."""
+        return []
+
+    def panels(self, tables: Mapping[str, pd.DataFrame], summary: Mapping[str, Any]) -> list["Panel"]:
+        """The plots of the report, from the run's tables and summary."""
+        return []

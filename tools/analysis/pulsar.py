@@ -1,0 +1,385 @@
+"""Pulsar's figures: what an operator reads off the Grafana panels of the AvgShedder article, from the trace.
+
+The vocabulary is :mod:`agents.pulsar.events`; docs/analysis.md defines every figure. From the tally: unloads
+per broker and reason, placements and random fallbacks, lookups and redirect hops, load reports with non-finite
+values, shedding cycles. From the parts (one run at a time, in the executors):
+
+* ``spread``: the article's spread and max/min panels (:mod:`emulator.trace.series`) over the run and the settle
+  window, and when the cluster settled for good;
+* ``rounds``: over-unloading (a broker unloaded until it became the least loaded), and the per-broker load table;
+* ``bundles``: over-loading (a shed bundle placed on an above-average broker), unloads and random placements in
+  the settle window;
+* ``topics``: topic unavailability, split by what closed the connection (around unloads: ``unload``);
+* ``leader``: elections, changes, time without a leader.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from tools.spark.routing import Key
+from tools.spark.segments import EventSchema
+
+from . import load_balance
+from .common import PART_BASE, counts_by
+from .model import Headline, ModelFigures, Part, PartResult, RunParams
+from .stats import distribution
+
+if TYPE_CHECKING:
+    from tools.report import Panel
+
+#: The numeric fields of a load report, in the order of the event declaration.
+LOAD_FIELDS = (
+    "cpu",
+    "memory",
+    "direct_memory",
+    "bandwidth_in",
+    "bandwidth_out",
+    "msg_rate_in",
+    "msg_rate_out",
+    "msg_throughput_in",
+    "msg_throughput_out",
+    "score",
+)
+
+#: Only the fields the figures read: every field decoded costs time on every event of its kind.
+SCHEMA = EventSchema(
+    {
+        "load_report": {**{f: "float" for f in LOAD_FIELDS}, "num_bundles": "int", "num_topics": "int", "reason": "str"},
+        "bundle_unloaded": {"bundle": "str", "reason": "str"},
+        "unload_decided": {"bundle": "str", "reason": "str"},
+        "bundle_placed": {"bundle": "str", "broker": "str", "random_fallback": "bool", "scores": "dict"},
+        "shedding_cycle": {"unloads": "int"},
+        "lookup_hop": {"hop": "int", "response": "str"},
+        "topic_connected": {"topic": "str", "unavailable_s": "float"},
+        "topic_disconnected": {"topic": "str", "reason": "str"},
+        "leader_elected": {"previous": "str"},
+        "leader_vacant": {"previous": "str"},
+        "cpu_spike": {"cores": "float", "duration_s": "float"},
+    }
+)
+
+#: Columns of the per-broker load table (``broker_load.parquet``).
+BROKER_LOAD_COLUMNS = ["t", "broker", *LOAD_FIELDS, "msg_rate", "throughput", "num_bundles", "num_topics", "reason"]
+_RATES = ("score", "msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_throughput_out")
+
+
+# -- parts (pure pandas, one run) -------------------------------------------------------------------------------
+def spread_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
+    """The spread and ratio series, their figures over the run and the settle window, and the settle time."""
+    reports = rows[rows["kind"] == "load_report"]
+    shed = rows[(rows["kind"] == "bundle_unloaded") & (rows["reason"] == "shedding")]
+    cluster = load_balance.cluster_series(reports)
+    figures = load_balance.series_figures(cluster, params.end, params.window_start)
+    figures["settle"] = load_balance.settle_figures(
+        cluster,
+        shed["t"].to_numpy(dtype=float),
+        end=params.end,
+        window=params.options.settle_window_s,
+        threshold=params.options.settle_spread,
+    )
+    return PartResult(figures, {"cluster_series": cluster})
+
+
+def rounds_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
+    """Over-unloading, and the per-broker load table."""
+    reports = rows[rows["kind"] == "load_report"]
+    shed = rows[(rows["kind"] == "bundle_unloaded") & (rows["reason"] == "shedding")]
+    figures = load_balance.over_unloading(
+        reports, shed, gap_s=params.options.round_gap_s, after_s=params.options.after_round_s, end=params.end
+    )
+    return PartResult({"over_unloading": figures}, {"broker_load": broker_load_table(reports)})
+
+
+def bundles_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
+    """Over-loading; shedding unloads and random placements in the settle window."""
+    rows = rows.assign(above_average=[above_average(s, b) if k == "bundle_placed" else None for s, b, k in zip(rows["scores"], rows["broker"], rows["kind"])])
+    win = rows["t"].to_numpy(dtype=float) >= params.window_start
+    shed = (rows["kind"] == "bundle_unloaded") & (rows["reason"] == "shedding")
+    random = (rows["kind"] == "bundle_placed") & rows["random_fallback"].astype("boolean").fillna(False).astype(bool)
+    return PartResult(
+        {
+            "over_loading": load_balance.over_loading(rows, window_start=params.window_start),
+            "unloads_window": int((shed & win).sum()),
+            "unloads_window_by_broker": counts_by(rows[shed & win].assign(count=1), "agent"),
+            "random_window": int((random & win).sum()),
+        }
+    )
+
+
+def topics_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
+    """Topic unavailability: every reconnection after a time without connection (``topic_connected`` with
+    ``unavailable_s`` > 0), attributed to the ``reason`` of the latest ``topic_disconnected`` of the same topic
+    by the same client before it (``unknown`` without one)."""
+    episodes = unavailability_episodes(rows)
+    win = episodes["t"].to_numpy(dtype=float) >= params.window_start
+    values = episodes["unavailable_s"].to_numpy(dtype=float)
+    by_cause = {
+        str(cause): distribution(g["unavailable_s"].to_numpy(dtype=float))
+        for cause, g in episodes.groupby("cause", sort=True)
+    }
+    overall = distribution(values)
+    return PartResult(
+        {
+            **overall,
+            "topics": int(episodes[["agent", "topic"]].drop_duplicates().shape[0]),
+            "window": distribution(values[win]),
+            "by_cause": by_cause,
+            "unload": by_cause.get("unload", distribution([])),
+        }
+    )
+
+
+def leader_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
+    return PartResult(load_balance.leadership(rows, end=params.end))
+
+
+def unavailability_episodes(rows: pd.DataFrame) -> pd.DataFrame:
+    """Reconnections of topics with their cause: columns ``t``, ``agent``, ``topic``, ``unavailable_s``,
+    ``cause`` (rows in canonical order, kinds ``topic_connected`` / ``topic_disconnected``)."""
+    disc = rows["kind"] == "topic_disconnected"
+    cause = rows["reason"].where(disc)
+    last_cause = cause.groupby([rows["agent"], rows["topic"]], sort=False).ffill()
+    conn = (rows["kind"] == "topic_connected") & (rows["unavailable_s"].astype(float) > 0)
+    out = rows.loc[conn, ["t", "agent", "topic", "unavailable_s"]].copy()
+    out["unavailable_s"] = out["unavailable_s"].astype(float)
+    out["cause"] = last_cause[conn].fillna("unknown").astype(str)
+    return out.reset_index(drop=True)
+
+
+def broker_load_table(reports: pd.DataFrame) -> pd.DataFrame:
+    """The per-broker load table: every load report with its broker, plus ``msg_rate`` (in + out) and
+    ``throughput`` (in + out), in canonical order."""
+    df = reports.rename(columns={"agent": "broker"})
+    df = df.assign(
+        msg_rate=df["msg_rate_in"].astype(float) + df["msg_rate_out"].astype(float),
+        throughput=df["msg_throughput_in"].astype(float) + df["msg_throughput_out"].astype(float),
+    )
+    return df[BROKER_LOAD_COLUMNS].reset_index(drop=True)
+
+
+# -- tally keys (pandas, shipped to the executors) ---------------------------------------------------------------
+def key_reason(rows: pd.DataFrame) -> pd.Series:
+    return rows["reason"]
+
+
+def key_placement(rows: pd.DataFrame) -> np.ndarray:
+    return np.where(rows["random_fallback"].astype("boolean").fillna(False).astype(bool), "random", "chosen")
+
+
+def key_cycle(rows: pd.DataFrame) -> np.ndarray:
+    return np.where(rows["unloads"].astype(float) > 0, "acted", "idle")
+
+
+def key_lookup(rows: pd.DataFrame) -> pd.Series:
+    """``<response>:<hop>`` of a lookup hop."""
+    hop = rows["hop"]
+    digits = pd.Series(np.where(hop.isna(), "", hop.fillna(0).astype(np.int64).astype(str)), index=rows.index)
+    return rows["response"].fillna("") + ":" + digits
+
+
+def key_connect(rows: pd.DataFrame) -> np.ndarray:
+    return np.where(rows["unavailable_s"].astype(float) > 0, "reconnect", "first")
+
+
+def key_election(rows: pd.DataFrame) -> np.ndarray:
+    previous = rows["previous"].fillna("")
+    return np.where(previous == "", "first", np.where(previous == rows["agent"], "same", "change"))
+
+
+def key_non_finite(rows: pd.DataFrame) -> list[str]:
+    """``cpu=inf,score=inf``-style list of a load report's non-finite fields ("" when all are finite)."""
+    values = rows[list(LOAD_FIELDS)].to_numpy(dtype=float)
+    out = [""] * len(rows)
+    for i in np.flatnonzero(~np.isfinite(values).all(axis=1)):
+        out[i] = ",".join(f"{f}={'nan' if np.isnan(v) else 'inf'}" for f, v in zip(LOAD_FIELDS, values[i]) if not np.isfinite(v))
+    return out
+
+
+def above_average(scores: Any, broker: Any) -> bool | None:
+    """Whether ``broker``'s score in ``scores`` (a map, or its Arrow form: a list of (key, value) pairs) is
+    above the mean of the finite scores there, or is +inf while some score is finite; None when the broker has
+    no score there or it is NaN, or no score is finite."""
+    if scores is None:
+        return None
+    items = dict(scores) if not isinstance(scores, dict) else scores
+    mine = items.get(broker)
+    finite = [float(v) for v in items.values() if v is not None and np.isfinite(v)]
+    if mine is None or np.isnan(mine) or not finite:
+        return None
+    if mine == float("inf"):
+        return True
+    return bool(mine > sum(finite) / len(finite))
+
+
+class PulsarFigures(ModelFigures):
+    model = "pulsar"
+    schema = SCHEMA
+    marker_kinds = ("bundle_unloaded", "leader_elected", "cpu_spike")
+    headline = (
+        Headline("unloads", "unloads.total"),
+        Headline("settle (s)", "settle.time_s", "s"),
+        Headline("spread (window mean)", "score_spread.window.mean", "score points"),
+        Headline("msg-rate max/min (window mean)", "msg_rate_ratio.window.mean"),
+        Headline("throughput max/min (window mean)", "throughput_ratio.window.mean"),
+        Headline("over-loading", "over_loading.events"),
+        Headline("over-unloading", "over_unloading.events"),
+        Headline("random placements", "random_fallbacks.count"),
+        Headline("unavailable p99 (s)", "unavailability.p99", "s"),
+        Headline("non-finite reports", "load_reports.non_finite"),
+        Headline("leader changes", "leader.changes"),
+        Headline("GC pauses", "gc_pauses.count"),
+    )
+
+    def tally_keys(self) -> dict[str, Key]:
+        return {
+            "bundle_unloaded": Key(key_reason, ("reason",)),
+            "unload_decided": Key(key_reason, ("reason",)),
+            "bundle_placed": Key(key_placement, ("random_fallback",)),
+            "shedding_cycle": Key(key_cycle, ("unloads",)),
+            "lookup_hop": Key(key_lookup, ("response", "hop")),
+            "topic_connected": Key(key_connect, ("unavailable_s",)),
+            "topic_disconnected": Key(key_reason, ("reason",)),
+            "load_report": Key(key_non_finite, LOAD_FIELDS),
+            "leader_elected": Key(key_election, ("previous",)),
+        }
+
+    def tally_extras(self) -> dict[str, tuple[str, str]]:
+        return {"max_hop": ("hop", "max")}
+
+    def parts(self) -> list[Part]:
+        load = ("load_report", "bundle_unloaded")
+        return [
+            Part("spread", load, PART_BASE + _RATES + ("reason",), spread_part),
+            Part("rounds", load, PART_BASE + LOAD_FIELDS + ("num_bundles", "num_topics", "reason"), rounds_part),
+            Part(
+                "bundles",
+                ("unload_decided", "bundle_unloaded", "bundle_placed"),
+                PART_BASE + ("bundle", "reason", "broker", "random_fallback", "scores"),
+                bundles_part,
+            ),
+            Part("topics", ("topic_connected", "topic_disconnected"), PART_BASE + ("topic", "reason", "unavailable_s"), topics_part),
+            Part("leader", ("leader_elected", "leader_vacant"), PART_BASE + ("previous",), leader_part),
+        ]
+
+    def figures(self, tally: pd.DataFrame, parts: Mapping[str, Mapping[str, Any]], params: RunParams) -> dict[str, Any]:
+        def rows(kind: str) -> pd.DataFrame:
+            return tally[tally["kind"] == kind]
+
+        window_s = params.end - params.window_start
+        spread, bundles = parts.get("spread", {}), parts.get("bundles", {})
+        unloaded = rows("bundle_unloaded")
+        shed = unloaded[unloaded["key"] == "shedding"]
+        cycles = rows("shedding_cycle")
+        placed = rows("bundle_placed")
+        hops = rows("lookup_hop")
+        response = hops["key"].fillna(":").str.rsplit(":", n=1).str[0]
+        hop = hops["key"].fillna(":").str.rsplit(":", n=1).str[1]
+        n_lookups = int(hops[hop == "1"]["count"].sum())
+        n_hops = int(hops["count"].sum())
+        reports = rows("load_report")
+        bad = reports[reports["key"].fillna("") != ""]
+        fields: dict[str, int] = {}
+        nan_reports = inf_reports = 0
+        for pattern, count in zip(bad["key"], bad["count"]):
+            items = pattern.split(",")
+            nan_reports += int(count) if any(i.endswith("=nan") for i in items) else 0
+            inf_reports += int(count) if any(i.endswith("=inf") for i in items) else 0
+            for item in items:
+                name = item.split("=", 1)[0]
+                fields[name] = fields.get(name, 0) + int(count)
+        window_unloads = int(bundles.get("unloads_window", 0))
+        return {
+            "unloads": {
+                "total": int(shed["count"].sum()),
+                "by_broker": counts_by(shed, "agent"),
+                "window": window_unloads,
+                "window_by_broker": bundles.get("unloads_window_by_broker", {}),
+                "window_per_hour": 3600.0 * window_unloads / window_s if window_s > 0 else None,
+                "by_reason": counts_by(unloaded, "key"),
+                "decisions": int(rows("unload_decided")["count"].sum()),
+                "shedding_cycles": int(cycles["count"].sum()),
+                "shedding_cycles_acting": int(cycles[cycles["key"] == "acted"]["count"].sum()),
+            },
+            "settle": spread.get("settle", {}),
+            "score_spread": spread.get("score_spread", {}),
+            "msg_rate_ratio": spread.get("msg_rate_ratio", {}),
+            "throughput_ratio": spread.get("throughput_ratio", {}),
+            "over_loading": bundles.get("over_loading", {}),
+            "over_unloading": parts.get("rounds", {}).get("over_unloading", {}),
+            "random_fallbacks": {
+                "count": int(placed[placed["key"] == "random"]["count"].sum()),
+                "placements": int(placed["count"].sum()),
+                "window": int(bundles.get("random_window", 0)),
+            },
+            "lookups": {
+                "count": n_lookups,
+                "hops": n_hops,
+                "redirects": int(hops[response == "redirect"]["count"].sum()),
+                "mean_hops": n_hops / n_lookups if n_lookups else None,
+                "max_hop": int(hops["max_hop"].max()) if hops["max_hop"].notna().any() else None,
+                "by_response": counts_by(hops.assign(response=response), "response"),
+            },
+            "unavailability": dict(parts.get("topics", {})),
+            "load_reports": {
+                "count": int(reports["count"].sum()),
+                "non_finite": int(bad["count"].sum()),
+                "nan": nan_reports,
+                "inf": inf_reports,
+                "by_broker": counts_by(bad, "agent"),
+                "fields": dict(sorted(fields.items())),
+                "first_non_finite_s": float(bad["first_t"].min()) if len(bad) else None,
+                "last_non_finite_s": float(bad["last_t"].max()) if len(bad) else None,
+            },
+            "leader": dict(parts.get("leader", {})),
+        }
+
+    def marker_rows(self, rows: pd.DataFrame) -> list[tuple[float, float | None, str, str, str]]:
+        out: list[tuple[float, float | None, str, str, str]] = []
+        for r in rows.itertuples(index=False):
+            if r.kind == "bundle_unloaded" and r.reason == "shedding":
+                out.append((float(r.t), None, "unload", r.agent, f"unload {r.bundle} from {r.agent}"))
+            elif r.kind == "leader_elected":
+                out.append((float(r.t), None, "leader", r.agent, f"{r.agent} elected leader"))
+            elif r.kind == "cpu_spike":
+                end = float(r.t) + float(r.duration_s) if pd.notna(r.duration_s) else None
+                out.append((float(r.t), end, "cpu_spike", r.agent, f"CPU spike on {r.agent} ({r.cores:g} cores)"))
+        return out
+
+    def panels(self, tables: Mapping[str, pd.DataFrame], summary: Mapping[str, Any]) -> list["Panel"]:
+        from tools.report import Panel
+
+        load = tables.get("broker_load", pd.DataFrame())
+        cluster = tables.get("cluster_series", pd.DataFrame())
+        threshold = float(summary.get("options", {}).get("settle_spread", 15.0))
+        panels = []
+        if not load.empty:
+            for column, title, unit in (
+                ("score", "Score per broker (weighted max resource usage)", "score"),
+                ("cpu", "CPU usage per broker", "%"),
+                ("msg_rate", "Message rate in + out per broker", "msg/s"),
+                ("throughput", "Throughput in + out per broker", "bytes/s"),
+                ("num_bundles", "Bundles per broker", "bundles"),
+            ):
+                panels.append(Panel.per_agent(column, title, unit, load, "broker", column))
+        if not cluster.empty:
+            panels.append(
+                Panel.lines(
+                    "score_spread",
+                    "Score spread (max − min of the brokers' latest scores)",
+                    "score points",
+                    {"score spread": (cluster["t"], cluster["score_spread"])},
+                    hlines=[(threshold, "settle threshold")],
+                )
+            )
+            panels.append(
+                Panel.lines(
+                    "ratios",
+                    "Max/min ratio of message rate and of throughput",
+                    "max / min",
+                    {"msg rate": (cluster["t"], cluster["msg_rate_ratio"]), "throughput": (cluster["t"], cluster["throughput_ratio"])},
+                )
+            )
+        return panels
