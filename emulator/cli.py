@@ -18,7 +18,7 @@ VERBS = {
     "compare": "compare",
     "replay": "replay",
     "sweep": "sweep",
-    "agent": "pending",
+    "agent": "agent",
     "decide": "decide",
     "scenarios": "scenarios",
     "validate": "validate",

@@ -74,6 +74,7 @@ class Coordinator:
         pending = self._pending
         stats = self.stats
         n_links = len(links)
+        since = 0.0
         while True:
             t_next = min(next_times)
             if pending and pending[0][0][0] < t_next:
@@ -85,15 +86,19 @@ class Coordinator:
             while pending and pending[0][0][0] < end:
                 _, msg = heapq.heappop(pending)
                 due[self._owner[msg.dst]].append(msg)
-            for link, inbound in zip(links, due):
-                link.advance(end, inbound)
+            # Only workers with an event or a delivery in the window take part. An idle worker has nothing to run;
+            # ``since`` (the end of the previous window) brings its clock to where it would have been, so that
+            # deliveries are scheduled from the same "now" (the same float rounding) whatever was skipped.
+            active = [i for i in range(n_links) if due[i] or next_times[i] < end]
+            for i in active:
+                links[i].advance(end, due[i], since)
             sent: list[Message] = []
-            for i, link in enumerate(links):
-                out, next_times[i], n_events = link.result()
+            for i in active:
+                out, next_times[i], n_events = links[i].result()
                 sent.extend(out)
                 stats.events += n_events
             stats.windows += 1
-            stats.virtual_time = end
+            stats.virtual_time = since = end
             if sent:
                 self._route(sent)
             self._pass_boundaries(end)

@@ -21,6 +21,7 @@ from .network import Latency, Link, NetworkModel
 from .trace.digest import run_digest
 from .trace.writer import SegmentWriter
 from .transport.inproc import InprocLink
+from .transport.launch import ZmqOptions, ZmqWorkers
 from .worker import Worker
 
 
@@ -36,17 +37,16 @@ class RunResult:
 
 
 def parse_agents_mode(mode: str) -> tuple[str, int]:
-    """``inproc`` (one worker), ``inproc:N`` (N in-process workers), ``procs:N``, ``tcp``."""
+    """``inproc`` (one worker), ``inproc:N`` (N in-process workers), ``procs:N`` (N local worker processes over
+    ipc), ``tcp`` (workers that join over tcp; their number is ``--expect``)."""
     kind, _, n = mode.partition(":")
     if kind in ("inproc", "procs") and (n == "" or n.isdigit()):
         workers = int(n) if n else 1
         if workers < 1:
             raise InputError(f"--agents {mode}", "needs at least one worker")
-        if kind == "procs":
-            raise InputError(f"--agents {mode}", "worker processes over ZeroMQ are not built yet (issue 7); use inproc or inproc:N")
         return kind, workers
     if kind == "tcp" and not n:
-        raise InputError(f"--agents {mode}", "tcp workers over ZeroMQ are not built yet (issue 7); use inproc or inproc:N")
+        return kind, 0
     raise InputError(f"--agents {mode}", "expected inproc, inproc:N, procs:N or tcp")
 
 
@@ -86,9 +86,19 @@ def execute(
     until: float | None = None,
     agents: str = "inproc",
     progress: Callable[[float, CoordinatorStats], None] | None = None,
+    transport: ZmqOptions | None = None,
 ) -> RunResult:
-    """Run ``scenario`` into ``run_dir`` (which must not exist or be empty) and return the result."""
+    """Run ``scenario`` into ``run_dir`` (which must not exist or be empty) and return the result.
+
+    ``transport`` sets the ZeroMQ options of ``procs:N`` and ``tcp`` (bind address, expected workers, keys,
+    liveness timeouts, frame bound). A failed or interrupted run leaves its manifest marked incomplete.
+    """
     kind, n_workers = parse_agents_mode(agents)
+    transport = transport or ZmqOptions()
+    if kind == "tcp":
+        if transport.expect is None or transport.expect < 1:
+            raise InputError("--expect", "tcp workers need --expect N (N >= 1 workers to wait for)")
+        n_workers = transport.expect
     seed = scenario.seed if seed is None else seed
     until = scenario.duration_s if until is None else until
     if not until > 0:
@@ -108,13 +118,7 @@ def execute(
     write_manifest(run_dir, manifest)
 
     groups = place(specs, n_workers, data["run"]["placement"])
-    agent_faults = faults.agent_faults(data.get("faults", []), names)
     seg = data["run"]["segment_bytes"]
-    links = []
-    for wid, group in enumerate(groups):
-        worker = Worker(wid, seed, group, run_dir, seg)
-        worker.schedule_faults(agent_faults)
-        links.append(InprocLink(worker))
     net = data["network"]
     network = NetworkModel(
         seed,
@@ -123,14 +127,46 @@ def execute(
     )
     for cond in model.network_conditions(data):
         network.add_condition(cond)
-    net_writer = SegmentWriter(run_dir / "events", "net", seg)
-    coordinator = Coordinator(
-        links, network, until, net_writer, progress, boundaries=faults.boundaries(data.get("faults", []))
-    )
+
+    zmq_workers: ZmqWorkers | None = None
+    links: list = []
+    net_writer: SegmentWriter | None = None
     try:
+        if kind == "inproc":
+            agent_faults = faults.agent_faults(data.get("faults", []), names)
+            for wid, group in enumerate(groups):
+                worker = Worker(wid, seed, group, run_dir, seg)
+                worker.schedule_faults(agent_faults)
+                links.append(InprocLink(worker))
+        else:
+            zmq_workers = ZmqWorkers(kind, n_workers, transport)
+            common = {"seed": seed, "run_dir": str(run_dir.resolve()), "scenario": data, "segment_bytes": seg}
+            links = zmq_workers.links([[s.name for s in g] for g in groups], common)
+        net_writer = SegmentWriter(run_dir / "events", "net", seg)
+        coordinator = Coordinator(
+            links, network, until, net_writer, progress, boundaries=faults.boundaries(data.get("faults", []))
+        )
         stats = coordinator.run()
-    finally:
         summaries = [link.finish() for link in links] + [net_writer.close()]
+    except BaseException as err:
+        # Failed or interrupted: stop the workers (they flush their segments), close ours, and say why in the
+        # manifest, which stays incomplete; what was written so far stays readable.
+        if zmq_workers is not None:
+            zmq_workers.stop(f"run failed: {type(err).__name__}")
+        else:
+            for link in links:
+                try:
+                    link.finish()
+                except Exception:  # keep the original error; this is best-effort flushing
+                    pass
+        if net_writer is not None:
+            net_writer.close()
+        manifest["failure"] = str(err) or type(err).__name__
+        write_manifest(run_dir, manifest)
+        raise
+    finally:
+        if zmq_workers is not None:
+            zmq_workers.close()
     digests: dict[str, str] = {}
     for s in summaries:
         digests.update(s.agent_digests)
@@ -141,5 +177,7 @@ def execute(
         "writers": {s.writer: {"count": s.count, "segments": s.segments} for s in summaries},
     }
     manifest["stats"] = asdict(stats)
+    if zmq_workers is not None:
+        manifest["transport"] = {"endpoint": zmq_workers.hub.endpoint, "dropped_frames": dict(zmq_workers.hub.dropped)}
     write_manifest(run_dir, manifest)
     return RunResult(run_dir, manifest, stats)

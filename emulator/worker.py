@@ -56,9 +56,15 @@ class Worker:
         """Virtual time of this worker's next event (inf when it has none)."""
         return self.env.peek()
 
-    def advance(self, until: float, inbound: list[Message]) -> tuple[list[Message], float, int]:
-        """Run the window up to ``until`` (exclusive); return (sent messages, next event time, events written)."""
+    def advance(self, until: float, inbound: list[Message], since: float = 0.0) -> tuple[list[Message], float, int]:
+        """Run the window up to ``until`` (exclusive); return (sent messages, next event time, events written).
+
+        ``since`` is the end of the coordinator's previous window: a worker skipped while idle first moves its
+        clock there, as if it had taken part in every window.
+        """
         env = self.env
+        if since > env._now:
+            env._now = since
         now = env.now
         for msg in inbound:
             ev = env.timeout(msg.deliver_t - now)

@@ -1,13 +1,15 @@
-"""Verbs whose issue has not landed yet: they say so plainly and exit 2 instead of pretending."""
+"""Verbs whose issue has not landed yet: they say so plainly and exit 2 instead of pretending.
+
+None are pending at the moment; a verb listed in ``PENDING`` (and mapped to this module in ``cli.VERBS``) gets a
+parser that refuses with the reason.
+"""
 from __future__ import annotations
 
 import argparse
 
 from ..errors import InputError
 
-PENDING = {
-    "agent": "worker processes over ZeroMQ (issue 7)",
-}
+PENDING: dict[str, str] = {}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -16,8 +16,9 @@ class WorkerLink(Protocol):
     def next_time(self) -> float:
         """The worker's earliest pending event time before the first window."""
 
-    def advance(self, until: float, inbound: list[Message]) -> None:
-        """Start the window up to ``until`` with the messages due in it (canonical delivery order)."""
+    def advance(self, until: float, inbound: list[Message], since: float) -> None:
+        """Start the window up to ``until`` with the messages due in it (canonical delivery order); ``since`` is
+        the end of the previous window (the worker may have been idle, and skipped, since then)."""
 
     def result(self) -> tuple[list[Message], float, int]:
         """Wait for the window: (messages sent, next event time, events written)."""

@@ -15,8 +15,8 @@ class InprocLink:
     def next_time(self) -> float:
         return self.worker.next_time()
 
-    def advance(self, until: float, inbound: list[Message]) -> None:
-        self._result = self.worker.advance(until, inbound)
+    def advance(self, until: float, inbound: list[Message], since: float = 0.0) -> None:
+        self._result = self.worker.advance(until, inbound, since)
 
     def result(self) -> tuple[list[Message], float, int]:
         res, self._result = self._result, None

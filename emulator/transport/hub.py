@@ -1,0 +1,292 @@
+"""The coordinator side of the ZeroMQ transport: one ROUTER socket, the workers that joined it, their liveness.
+
+:class:`Hub` binds the socket, admits workers (each says hello on its main socket and beats on a second one whose
+identity is the main one plus ``#hb``), assigns them their agents, and hands out one :class:`ZmqLink` per worker
+to the coordinator. While the coordinator waits for a window's results the hub keeps reading the socket: it
+matches replies to the calls it made, answers nothing else, beats to every worker, and fails the run
+(:class:`~emulator.errors.RunFailure`) as soon as a worker is dead or has been silent longer than the timeout.
+Frames that break the protocol — garbage, oversized, another version, unknown peers, replies to calls never made
+— are logged, counted in ``dropped`` and otherwise ignored.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import zmq
+
+from ..errors import RunFailure
+from ..messages import Message
+from ..trace.writer import WriterSummary
+from . import wire
+
+log = logging.getLogger("clusteremu.hub")
+
+HB_SUFFIX = b"#hb"
+
+
+@dataclass
+class HubOptions:
+    """Liveness and size limits of the coordinator's socket."""
+
+    heartbeat_s: float = 0.5
+    #: a worker silent this long (wall seconds) fails the run
+    timeout_s: float = 5.0
+    #: how long to wait for the expected workers to join
+    join_timeout_s: float = 60.0
+    max_frame_bytes: int = wire.DEFAULT_MAX_FRAME_BYTES
+
+
+@dataclass
+class _Peer:
+    identity: bytes
+    pid: int
+    host: str
+    last_seen: float
+    worker_id: int = -1
+    agents: list[str] = field(default_factory=list)
+    process: subprocess.Popen | None = None
+    call: int = 0  # the call this worker still owes a reply to (0: none)
+    reply: tuple[str, Any] | None = None
+
+    def describe(self) -> str:
+        shown = ", ".join(self.agents[:8])
+        more = f" and {len(self.agents) - 8} more" if len(self.agents) > 8 else ""
+        return f"worker {self.worker_id} (pid {self.pid} on {self.host}; agents {shown}{more})"
+
+
+class Hub:
+    def __init__(self, endpoint: str, opts: HubOptions, secure: Callable[[zmq.Context, zmq.Socket], Any] | None = None):
+        self.opts = opts
+        self.ctx = zmq.Context()
+        self.sock = self.ctx.socket(zmq.ROUTER)
+        self.sock.linger = 0
+        self.sock.router_handover = True
+        self._auth = secure(self.ctx, self.sock) if secure is not None else None
+        self.sock.bind(endpoint)
+        self.endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.peers: dict[bytes, _Peer] = {}
+        self.dropped: Counter[str] = Counter()
+        self._calls = 0
+        self._next_beat = 0.0
+        self._beat = wire.encode(wire.HEARTBEAT, 0, {})
+        self.processes: list[subprocess.Popen] = []
+        #: how many workers this run admits (set by ``wait_for_workers``)
+        self.capacity = 1 << 30
+
+    # -- joining ------------------------------------------------------------------------------------------
+    def wait_for_workers(self, n: int) -> list[_Peer]:
+        """Admit ``n`` workers (in the order they say hello), or fail after ``join_timeout_s``."""
+        deadline = time.monotonic() + self.opts.join_timeout_s
+        self.capacity = n
+        while len(self.peers) < n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise RunFailure(f"only {len(self.peers)} of {n} workers joined {self.endpoint} within "
+                                 f"{self.opts.join_timeout_s:g} s")
+            for proc in self.processes:
+                if proc.poll() is not None:
+                    raise RunFailure(f"worker process {proc.pid} exited with status {proc.returncode} before joining")
+            self._pump(min(left, self.opts.heartbeat_s))
+        peers = list(self.peers.values())
+        for i, p in enumerate(peers):
+            p.worker_id = i
+            p.process = next((q for q in self.processes if q.pid == p.pid), None)
+        return peers
+
+    def assign(self, peer: _Peer, body: dict[str, Any]) -> "ZmqLink":
+        peer.agents = list(body["agents"])
+        frame = self._encode(wire.ASSIGN, peer, body)
+        self.sock.send_multipart([peer.identity, frame], copy=len(frame) < 65536)
+        return ZmqLink(self, peer)
+
+    # -- calls --------------------------------------------------------------------------------------------
+    def _encode(self, kind: str, peer: _Peer, body: Any) -> bytes:
+        self._calls += 1
+        peer.call = self._calls
+        peer.reply = None
+        return wire.encode(kind, peer.call, body)
+
+    def call(self, peer: _Peer, kind: str, body: Any) -> None:
+        frame = self._encode(kind, peer, body)
+        self.sock.send_multipart([peer.identity, frame], copy=len(frame) < 65536)
+
+    def wait(self, peer: _Peer) -> tuple[str, Any]:
+        """The reply ``peer`` owes, reading (and checking liveness) meanwhile."""
+        while peer.reply is None:
+            self._pump(self.opts.heartbeat_s)
+        kind, body = peer.reply
+        peer.reply = None
+        peer.call = 0
+        if kind == wire.FAILED:
+            raise RunFailure(f"{peer.describe()} failed: {body.get('reason') if isinstance(body, dict) else body}")
+        return kind, body
+
+    def _pump(self, timeout_s: float) -> None:
+        """Read what has arrived (waiting at most ``timeout_s``), beat, and check that every worker is alive."""
+        sock = self.sock
+        if sock.poll(max(1, int(timeout_s * 1000))):
+            while sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+                self._receive(sock.recv_multipart(zmq.NOBLOCK))
+            if time.monotonic() < self._next_beat:
+                return  # traffic flows: liveness is checked once per heartbeat period, or when a wait times out
+        self._liveness()
+
+    def _drop(self, why: str, identity: bytes) -> None:
+        self.dropped[why.split(":")[0]] += 1
+        log.warning("dropped frame from %r: %s", identity[:40], why)
+
+    def _receive(self, frames: list[bytes]) -> None:
+        now = time.monotonic()
+        identity = frames[0]
+        if len(frames) != 2:
+            self._drop(f"garbage: {len(frames) - 1} frames instead of one", identity)
+            return
+        payload = frames[1]
+        if len(payload) > self.opts.max_frame_bytes:
+            self._drop(f"oversized: {len(payload)} bytes > maximum {self.opts.max_frame_bytes}", identity)
+            return
+        try:
+            kind, call, body = wire.decode(payload, wire.TO_COORDINATOR, self.opts.max_frame_bytes)
+        except wire.WireError as err:
+            self._drop(f"invalid: {err}", identity)
+            return
+        is_hb = identity.endswith(HB_SUFFIX)
+        peer = self.peers.get(identity[: -len(HB_SUFFIX)] if is_hb else identity)
+        if kind == wire.HELLO and not is_hb:
+            if (peer is not None or not isinstance(body, dict) or body.get("protocol") != wire.PROTOCOL_VERSION
+                    or not isinstance(body.get("pid"), int) or not isinstance(body.get("host"), str)):
+                self._drop("unexpected hello: duplicate or malformed", identity)
+                return
+            if len(self.peers) >= self.capacity:
+                self._drop("unexpected hello: the run already has its workers", identity)
+                self.sock.send_multipart([identity, wire.encode(wire.STOP, 0, {"reason": "the run is full"})])
+                return
+            self.peers[identity] = _Peer(identity, body["pid"], body["host"][:200], now)
+            return
+        if peer is None and is_hb and kind == wire.HEARTBEAT:
+            return  # a worker's heartbeat socket may connect before its hello arrives on the main one
+        if peer is None:
+            self._drop(f"unknown peer: {kind} from a worker that never said hello", identity)
+            return
+        peer.last_seen = now
+        if kind == wire.HEARTBEAT:
+            return
+        if call == 0 or call != peer.call or peer.reply is not None:
+            self._drop(f"unknown call: {kind} answers call {call}, which was never made or is already answered", identity)
+            return
+        peer.reply = (kind, body)
+
+    def _liveness(self) -> None:
+        now = time.monotonic()
+        if now >= self._next_beat:
+            self._next_beat = now + self.opts.heartbeat_s
+            for peer in self.peers.values():
+                self.sock.send_multipart([peer.identity + HB_SUFFIX, self._beat])
+        for peer in self.peers.values():
+            if peer.process is not None and peer.process.poll() is not None:
+                code = peer.process.returncode
+                how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+                raise RunFailure(f"{peer.describe()} {how}")
+            silent = now - peer.last_seen
+            if silent > self.opts.timeout_s:
+                raise RunFailure(f"{peer.describe()} has been silent for {silent:.1f} s "
+                                 f"(timeout {self.opts.timeout_s:g} s)")
+
+    def beat(self) -> None:
+        """Between windows: send heartbeats and check liveness if a heartbeat period has passed."""
+        if time.monotonic() >= self._next_beat:
+            self._pump(0)
+
+    # -- ending -------------------------------------------------------------------------------------------
+    def stop(self, reason: str) -> None:
+        """Tell every worker to stop (the run failed or was interrupted) and reap the spawned ones."""
+        frame = wire.encode(wire.STOP, 0, {"reason": reason})
+        for peer in self.peers.values():
+            try:
+                self.sock.send_multipart([peer.identity, frame], zmq.NOBLOCK)
+            except zmq.ZMQError:
+                pass
+        deadline = time.monotonic() + 5.0
+        for proc in self.processes:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def close(self) -> None:
+        for proc in self.processes:
+            if proc.poll() is None:
+                try:
+                    proc.wait(timeout=5.0)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        self.sock.close(linger=0)
+        if self._auth is not None:
+            self._auth.stop()
+        self.ctx.term()
+
+
+class ZmqLink:
+    """A :class:`~emulator.transport.base.WorkerLink` to a worker on the other side of the hub's socket."""
+
+    def __init__(self, hub: Hub, peer: _Peer) -> None:
+        self.hub = hub
+        self.peer = peer
+        self.agents = peer.agents
+        self._next_time = 0.0
+
+    def _malformed(self, kind: str, err: Exception) -> RunFailure:
+        return RunFailure(f"{self.peer.describe()} broke the protocol: malformed {kind} ({type(err).__name__}: {err})")
+
+    def ready(self) -> None:
+        """Wait for the worker to have built its agents."""
+        _, body = self.hub.wait(self.peer)
+        try:
+            self._next_time = float(body["next_time"])
+        except (TypeError, ValueError, KeyError) as err:
+            raise self._malformed(wire.READY, err) from None
+
+    def next_time(self) -> float:
+        return self._next_time
+
+    def advance(self, until: float, inbound: list[Message], since: float = 0.0) -> None:
+        self.hub.beat()
+        body = [until, [m.to_wire() for m in inbound], since]
+        try:
+            self.hub.call(self.peer, wire.ADVANCE, body)
+        except (TypeError, ValueError, OverflowError) as err:
+            raise RunFailure(f"a message for {self.peer.describe()} is not msgpack-safe: {err}") from None
+
+    def result(self) -> tuple[list[Message], float, int]:
+        _, body = self.hub.wait(self.peer)
+        try:
+            sent, next_time, n = body
+            from_wire = Message.from_wire
+            return [from_wire(w) for w in sent], float(next_time), int(n)
+        except (TypeError, ValueError) as err:
+            raise self._malformed(wire.RESULT, err) from None
+
+    def finish(self) -> WriterSummary:
+        self.hub.call(self.peer, wire.FINISH, None)
+        _, b = self.hub.wait(self.peer)
+        try:
+            return WriterSummary(b["writer"], b["count"], list(b["segments"]), dict(b["agent_digests"]))
+        except (TypeError, ValueError, KeyError) as err:
+            raise self._malformed(wire.FINISHED, err) from None
+
+
+def owner_only_ipc_dir() -> str:
+    """A private directory (mode 0700) for the ipc socket of locally spawned workers."""
+    import tempfile
+
+    d = tempfile.mkdtemp(prefix="clusteremu-ipc-")
+    os.chmod(d, 0o700)
+    return d

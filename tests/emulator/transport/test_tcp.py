@@ -1,0 +1,108 @@
+"""tcp workers on 127.0.0.1 with CurveZMQ: only allowed keys join; bad frames are dropped; the trace is the same."""
+from __future__ import annotations
+
+import json
+
+import msgpack
+import zmq
+import zmq.auth
+
+from emulator.runner import execute
+from emulator.transport import wire
+from emulator.transport.curve import keygen
+from scenarios.loader import load_scenario
+
+from .proc_helpers import clusteremu, free_port
+
+SCENARIO = ["kernel-heartbeat", "--until", "120", "--quiet", "--format", "json"]
+
+
+def keys(tmp_path):
+    server_pub, server_sec = keygen(tmp_path / "server", "server")
+    allowed_pub, allowed_sec = keygen(tmp_path / "allowed", "worker")
+    _, intruder_sec = keygen(tmp_path / "intruder", "intruder")
+    return server_pub, server_sec, tmp_path / "allowed", allowed_sec, intruder_sec
+
+
+def coordinator(tmp_path, port, server_sec, allow, *extra):
+    return clusteremu("run", *SCENARIO, "--agents", "tcp", "--bind", f"tcp://127.0.0.1:{port}", "--expect", "1",
+                      "--server-key", str(server_sec), "--allow", str(allow), "--join-timeout", "60",
+                      "--out", str(tmp_path / "run"), *extra)
+
+
+def worker(port, server_pub, client_sec, *extra):
+    return clusteremu("agent", "--connect", f"tcp://127.0.0.1:{port}", "--server-key", str(server_pub),
+                      "--client-key", str(client_sec), *extra)
+
+
+def reference_digest(tmp_path) -> str:
+    return execute(load_scenario("kernel-heartbeat"), tmp_path / "ref", until=120).digest
+
+
+def test_an_unauthenticated_worker_cannot_join_and_an_allowed_one_runs_the_scenario(tmp_path):
+    server_pub, server_sec, allow, allowed_sec, intruder_sec = keys(tmp_path)
+    port = free_port()
+    coord = coordinator(tmp_path, port, server_sec, allow)
+    intruder = worker(port, server_pub, intruder_sec, "--join-timeout", "3", "--timeout", "2")
+    plain = clusteremu("agent", "--connect", f"tcp://127.0.0.1:{port}", "--insecure", "--join-timeout", "3",
+                       "--timeout", "2")
+    for p in (intruder, plain):
+        _, err = p.communicate(timeout=30)
+        assert p.returncode == 3, err  # never heard from the coordinator: gave up
+        assert "silent" in err
+    assert coord.poll() is None  # still waiting for a worker it accepts
+    good = worker(port, server_pub, allowed_sec)
+    out, err = coord.communicate(timeout=60)
+    assert coord.returncode == 0, err
+    assert good.wait(timeout=30) == 0
+    summary = json.loads(out)
+    assert summary["complete"] and summary["digest"] == reference_digest(tmp_path)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["placement"]["workers"] == 1
+    assert manifest["transport"]["dropped_frames"] == {}  # the intruders never got past the handshake
+
+
+def test_garbage_and_oversized_frames_are_dropped_and_the_run_completes_with_the_right_digest(tmp_path):
+    server_pub, server_sec, allow, allowed_sec, _ = keys(tmp_path)
+    port = free_port()
+    coord = coordinator(tmp_path, port, server_sec, allow, "--max-frame-bytes", "1000000")
+    # an authenticated peer that only ever sends nonsense
+    ctx = zmq.Context()
+    rogue = ctx.socket(zmq.DEALER)
+    rogue.linger = 2000
+    pub, sec = zmq.auth.load_certificate(str(allowed_sec))
+    rogue.curve_serverkey, _ = zmq.auth.load_certificate(str(server_pub))
+    rogue.curve_publickey, rogue.curve_secretkey = pub, sec
+    rogue.connect(f"tcp://127.0.0.1:{port}")
+    rogue.send(b"\xc1\xc1 definitely not msgpack")
+    rogue.send(b"\x00" * 2_000_000)
+    rogue.send(msgpack.packb([wire.PROTOCOL_VERSION + 1, wire.HELLO, 0, {}]))
+    rogue.send(wire.encode(wire.RESULT, 3, [[], 1.0, 0]))
+    rogue.send_multipart([b"a", b"b"])
+    good = worker(port, server_pub, allowed_sec)
+    try:
+        out, err = coord.communicate(timeout=60)
+    finally:
+        rogue.close()
+        ctx.term()
+    assert coord.returncode == 0, err
+    assert good.wait(timeout=30) == 0
+    assert json.loads(out)["digest"] == reference_digest(tmp_path)
+    dropped = json.loads((tmp_path / "run" / "manifest.json").read_text())["transport"]["dropped_frames"]
+    assert dropped == {"invalid": 2, "oversized": 1, "unknown peer": 1, "garbage": 1}
+    assert "oversized: 2000000 bytes" in err and "unknown protocol version" in err
+
+
+def test_two_insecure_tcp_workers_give_the_in_process_digest_of_a_pulsar_scenario(tmp_path):
+    port = free_port()
+    coord = clusteremu("run", "avgshedder-homogeneous", "--until", "120", "--quiet", "--format", "json",
+                       "--agents", "tcp", "--bind", f"tcp://127.0.0.1:{port}", "--expect", "2", "--insecure",
+                       "--join-timeout", "60", "--out", str(tmp_path / "run"))
+    workers = [clusteremu("agent", "--connect", f"tcp://127.0.0.1:{port}", "--insecure") for _ in range(2)]
+    out, err = coord.communicate(timeout=90)
+    assert coord.returncode == 0, err
+    assert [w.wait(timeout=30) for w in workers] == [0, 0]
+    ref = execute(load_scenario("avgshedder-homogeneous"), tmp_path / "ref", until=120)
+    assert json.loads(out)["digest"] == ref.digest
+    assert sorted(json.loads((tmp_path / "run" / "manifest.json").read_text())["events"]["writers"]) == \
+        ["net", "w000", "w001"]
