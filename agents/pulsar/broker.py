@@ -8,6 +8,7 @@ stops all of them, the session heartbeats and request handling at once.
 """
 from __future__ import annotations
 
+import fnmatch
 import math
 from dataclasses import dataclass, field
 from typing import Any, Generator
@@ -15,12 +16,17 @@ from typing import Any, Generator
 import numpy as np
 import simpy
 
-from emulator.agent import Agent
+from emulator.agent import Agent, AgentContext
 from emulator.messages import Message
 
 from . import events  # noqa: F401
+from .faults import in_name_order
+from .extensible_channel import CHANNEL_PREFIX, ServiceUnitChannel
+from .extensible_load_manager import ExtensibleLoadManager
+from .extensible_reporting import LOAD_DATA_PREFIX, TOP_BUNDLES_PREFIX, ExtensibleReporter
 from .load_manager import LoadManager
 from .machine import Machine
+from .split import POLICIES_PREFIX, BundleMap, on_bundles_changed, on_policies, split_on_owner
 from .reporting import LocalReport, percent_usage, score_of
 from .store import BROKERS_PREFIX, LEADER_PATH, OWNERSHIP_PREFIX, STORE
 from .workload import workload_for
@@ -40,19 +46,38 @@ class Ownership:
 class Broker(Agent):
     kind = "broker"
 
+    def __init__(self, name: str, ctx: AgentContext) -> None:
+        super().__init__(name, ctx)
+        # Life-cycle state that outlives a restart of the broker process (it belongs to the host or to the
+        # fault schedule, not to the JVM).
+        self.machine: Machine | None = None
+        self.boots = 0
+        self.stopping: str | None = None  # the cause of a graceful stop in progress
+        self.report_faults: list[tuple[float, float, float, float]] = []  # (start, end, probability, extra_s)
+        self.rolling: dict[str, dict[str, Any]] = {}  # rolling restarts this broker takes part in, by key
+
     # -- start ----------------------------------------------------------------------------------------------
     def on_start(self) -> None:
         p = self.params
         self.config: dict[str, Any] = p["config"]
         self.workload = workload_for(p["namespaces"], p["tasks"])
-        self.machine = Machine(p["machine"], p["resource_model"], self.rng("cpu-noise"))
-        self.machine._t = self.now
+        if self.machine is None:  # the host survives a restart of the broker; its CPU counters keep counting
+            self.machine = Machine(p["machine"], p["resource_model"], self.rng("cpu-noise"))
+            self.machine._t = self.now
+        self.stopping = None
+        self.boots += 1
+        self.booted = self.env.event()
         self.task_counts = np.zeros(len(self.workload.tasks))
+        self.bundle_map = BundleMap(self.workload)  # the bundles as this broker knows them (splits)
         self.owned: dict[str, Ownership] = {}
         self.session: str | None = None
         self.leader: str | None = None
         self.active_brokers: set[str] = set()
-        self.lm: LoadManager | None = None
+        self.lm: LoadManager | ExtensibleLoadManager | None = None
+        # the extensible load manager's service-unit channel view and reporters (None with the modular one)
+        extensible = p.get("load_manager") == "extensible"
+        self.xchannel = ServiceUnitChannel(self) if extensible else None
+        self.xreporter = ExtensibleReporter(self) if extensible else None
         self.report: LocalReport | None = None
         self.last_written: LocalReport | None = None
         self.last_write_t = -math.inf
@@ -76,8 +101,12 @@ class Broker(Agent):
         ok = yield from self._open_session()
         if not ok:
             return
-        for bundle in self.params.get("initial_bundles", ()):
-            yield from self._acquire(bundle, via="initial")
+        cause = "restart" if self.boots > 1 else self.params.get("start_cause", "start")
+        self.emit("broker_booted", cause=cause, session=self.session or "")
+        self.booted.succeed()
+        if self.boots == 1:
+            for bundle in self.params.get("initial_bundles", ()):
+                yield from self._acquire(bundle, via="initial")
         ex = self.executor_
         interval = (self.params.get("host_usage_interval_s") or 0.0) or \
             self.config["loadBalancerHostUsageCheckIntervalMinutes"] * 60.0
@@ -85,7 +114,19 @@ class Broker(Agent):
                              name="host-usage")
         ex.schedule_at_fixed_rate(self._write_load_report, 0.0, LOAD_REPORT_UPDATE_MINIMUM_INTERVAL_S,
                                   name="load-report")
+        if self.config["loadBalancerAutoBundleSplitEnabled"] and self.xchannel is None and \
+                (self.boots > 1 or self.params.get("start_cause") == "scale_out"):
+            # A broker that was not there may have missed splits; the others are told of each split.
+            self.spawn(self._watch_policies())
+        if self.xchannel is not None:
+            yield from self.xchannel.start()
+            self.xreporter.start()
         yield from self._elect()
+
+    def _watch_policies(self) -> Generator:
+        r = yield from self._store("watch", {"prefix": POLICIES_PREFIX})
+        for path, data in sorted((r or {}).get("nodes", {}).items()):
+            on_policies(self, path, data)
 
     def _open_session(self) -> Generator[Any, Any, bool]:
         timeout = self.config["zooKeeperSessionTimeoutMillis"] / 1000.0
@@ -130,10 +171,13 @@ class Broker(Agent):
         self.leader = None
         for bundle in sorted(self.owned):
             self._release(bundle, reason="session_lost", destination="", delete=False)
+        if self.xchannel is not None:
+            self.xchannel.drop_held("broker_down")
         if self.config["zookeeperSessionExpiredPolicy"] == "shutdown":
             self.crash("session expired")
             return
-        self.spawn(self._reconnect())
+        if not self.stopping:  # a closing broker does not come back
+            self.spawn(self._reconnect())
 
     def _reconnect(self) -> Generator:
         ok = yield from self._open_session()
@@ -153,10 +197,64 @@ class Broker(Agent):
         else:
             self.leader = r["data"]
 
+    # -- graceful stop, restart -----------------------------------------------------------------------------
+    def _shutdown(self, cause: str) -> Generator:
+        """A graceful stop (``PulsarService.close``): leave the election, unload every bundle (clients are told
+        to reconnect and look the topics up again), close the metadata session (its ephemeral nodes, the
+        registration among them, go at once), and stop the process."""
+        if not self.alive or self.stopping:
+            return
+        self.stopping = cause
+        self.emit("broker_stopping", cause=cause, bundles=len(self.owned))
+        self._stop_leading()
+        for bundle in sorted(self.owned):
+            own = self.owned.get(bundle)
+            if own is None:
+                continue
+            own.disabled = True
+            yield from self._store("set", {"path": OWNERSHIP_PREFIX + bundle,
+                                           "data": {"broker": self.name, "disabled": True}})
+            if self.owned.get(bundle) is own:
+                self._release(bundle, reason="shutdown", destination="", delete=False)
+                yield from self._store("delete", {"path": OWNERSHIP_PREFIX + bundle})
+        if self.session is not None:
+            yield from self._store("session_close", {})
+        self.session = None
+        self.emit("broker_stopped", cause=cause)
+        self.crash(cause)
+
+    def _rolling_restart(self, key: str) -> Generator:
+        """This broker's turn in a rolling restart: stop gracefully, stay down ``down_s``, boot, wait until
+        booted and ``gap_s`` more, then hand the turn to the next broker. It runs as the operator's script, not
+        as a process of the broker, so that stopping the broker does not end it."""
+        spec = self.rolling[key]
+        if not self.alive or self.stopping:
+            return  # a broker that is down already: the script stops here (its turn message would be lost too)
+        yield from self._shutdown("rolling_restart")
+        yield self.env.timeout(spec["down_s"])
+        self.start()
+        # Waits for the boot to complete; if it never does (store unreachable), the script stops here, as an
+        # operator's would.
+        yield self.booted
+        order = self.rolling_order(spec)
+        i = order.index(self.name)
+        if i + 1 == len(order):
+            self.emit("rolling_restart_done", brokers=len(order))
+            return
+        yield self.env.timeout(spec["gap_s"])
+        # The operator moves on to the next broker; the hand-over travels as a message so that each broker
+        # knows only its own state (the brokers may live on different workers).
+        self.send(order[i + 1], "rolling_restart_turn", {"key": key})
+
+    def rolling_order(self, spec: dict[str, Any]) -> list[str]:
+        """The brokers a rolling restart goes through, in the order it takes them."""
+        return in_name_order(b for b in self.params["all_brokers"]
+                             if any(fnmatch.fnmatchcase(b, g) for g in spec["agents"]))
+
     def _become_leader(self, previous: str) -> None:
         self.leader = self.name
         self.emit("leader_elected", previous=previous)
-        self.lm = LoadManager(self)
+        self.lm = ExtensibleLoadManager(self) if self.xchannel is not None else LoadManager(self)
         self.spawn(self.lm.start())
 
     def _stop_leading(self) -> None:
@@ -165,8 +263,27 @@ class Broker(Agent):
             self.lm = None
 
     # -- messages -------------------------------------------------------------------------------------------
+    def deliver(self, msg: Message) -> None:
+        """While the broker process is down (stopped or crashed) its host is up: the host's kernel refuses
+        connections at once, so a request gets an immediate connection error instead of waiting out its timeout
+        (a network partition, by contrast, still times out)."""
+        if not self.alive and self.boots and type(msg.body) is dict and "_call" in msg.body:
+            self._msg_seq += 1
+            refusal = {"_reply": msg.body["_call"], "ok": False, "response": "error", "error": "Connection refused"}
+            self._outbox.append(Message(self.name, msg.src, msg.kind + "_reply", refusal, self.now, self._msg_seq))
+            return
+        super().deliver(msg)
+
     def on_message(self, msg: Message) -> Generator | None:
         kind = msg.kind
+        if kind == "rolling_restart_turn":
+            if msg.body["key"] in self.rolling:
+                self.env.process(self._rolling_restart(msg.body["key"]))
+            return None
+        if self.stopping and kind in ("lookup", "connect"):
+            # Closing: the broker serves no new lookups or connections; the client backs off and retries.
+            self.reply(msg, {"response": "error", "error": "ServiceNotReady: broker is closing", "ok": False})
+            return None
         if kind == "lookup":
             return self._lookup(msg)
         if kind == "connect":
@@ -175,6 +292,12 @@ class Broker(Agent):
             return self._unload(msg)
         elif kind == "notify":
             self._notify(msg.body)
+        elif kind == "split":
+            return split_on_owner(self, msg)
+        elif kind == "bundles_changed":
+            on_bundles_changed(self, msg.body)
+        elif kind == "assign" and self.xchannel is not None:
+            return self.xchannel.serve_assign(msg)
         return None
 
     def _notify(self, body: dict) -> None:
@@ -182,12 +305,18 @@ class Broker(Agent):
         if path == LEADER_PATH:
             if body["change"] == "deleted":
                 previous, self.leader = self.leader, None
-                if self.session is not None:
+                if self.session is not None and not self.stopping:
                     self.spawn(self._elect_after(previous or ""))
             else:
                 self.leader = body["data"]
         elif path.startswith(BROKERS_PREFIX) and self.lm is not None:
             self.lm.on_broker_report(path[len(BROKERS_PREFIX):], body["change"], body["data"])
+        elif path.startswith(POLICIES_PREFIX):
+            on_policies(self, path, body["data"])
+        elif path.startswith(CHANNEL_PREFIX) and self.xchannel is not None:
+            self.xchannel.on_notify(path, body["change"], body["data"])
+        elif path.startswith((LOAD_DATA_PREFIX, TOP_BUNDLES_PREFIX)) and isinstance(self.lm, ExtensibleLoadManager):
+            self.lm.on_notify(path, body["change"], body["data"])
 
     def _elect_after(self, previous: str) -> Generator:
         self.leader = None
@@ -202,7 +331,10 @@ class Broker(Agent):
     # -- lookups and ownership ------------------------------------------------------------------------------
     def _lookup(self, msg: Message) -> Generator:
         topic = msg.body["topic"]
-        bundle = self.workload.bundles[self.workload.topic_bundle[self.workload.topic_index[topic]]]
+        bundle = self.bundle_map.bundle_of(self.workload.topic_index[topic])
+        if self.xchannel is not None:
+            yield from self.xchannel.lookup(msg, bundle)
+            return
         r = yield from self._store("get", {"path": OWNERSHIP_PREFIX + bundle})
         if r is None:
             self.reply(msg, {"response": "error", "error": "MetadataError"})
@@ -240,12 +372,21 @@ class Broker(Agent):
         """Claim ``bundle`` with an ephemeral ownership node; return the owner that is actually recorded."""
         if bundle in self.owned:
             return self.name
+        if self.stopping:
+            return None
+        if self.xchannel is not None:
+            return (yield from self.xchannel.claim_initial(bundle))
+        if not self.bundle_map.exists(bundle):
+            return None  # split meanwhile: the client retries and finds a child
         r = yield from self._store("create", {"path": OWNERSHIP_PREFIX + bundle,
                                               "data": {"broker": self.name, "disabled": False}, "ephemeral": True})
         if r is None:
             return None
         if not r["ok"]:
             return r["data"]["broker"]
+        if self.stopping:  # began closing while the claim was in flight: give it back
+            yield from self._store("delete", {"path": OWNERSHIP_PREFIX + bundle})
+            return None
         if bundle not in self.owned:
             self.owned[bundle] = Ownership(task_counts=np.zeros(len(self.workload.tasks)))
             self.emit("bundle_owned", bundle=bundle, via=via)
@@ -254,7 +395,7 @@ class Broker(Agent):
     def _connect(self, msg: Message) -> None:
         topic = msg.body["topic"]
         ti = self.workload.topic_index[topic]
-        bundle = self.workload.bundles[self.workload.topic_bundle[ti]]
+        bundle = self.bundle_map.bundle_of(ti)
         own = self.owned.get(bundle)
         if own is None or own.disabled:
             self.reply(msg, {"ok": False, "error": "ServiceUnitNotReady"})
@@ -289,6 +430,8 @@ class Broker(Agent):
             self.send(client, "close", {"topic": self.workload.topics[ti], "reason": _close_reason(reason)})
         self.task_counts -= own.task_counts
         self.emit("bundle_unloaded", bundle=bundle, destination=destination, reason=reason, topics=len(own.topics))
+        if self.xchannel is not None:
+            self.xchannel.on_released(bundle, reason)
         if delete and self.session is not None:
             self.spawn(self._store("delete", {"path": OWNERSHIP_PREFIX + bundle}))
 
@@ -342,7 +485,7 @@ class Broker(Agent):
                 "msgRateIn": float(rin.sum()), "msgRateOut": float(rout.sum()),
                 "msgThroughputIn": float((rin * wl._msg_bytes).sum()),
                 "msgThroughputOut": float((rout * wl._msg_bytes).sum()),
-                "topics": len(wl.bundle_topics[wl.bundle_index[bundle]]) if not own.topics else len(own.topics),
+                "topics": len(self.bundle_map.topics_of(bundle)) if not own.topics else len(own.topics),
                 "consumerCount": int(sum(wl.tasks[int(wl.topic_task[t])].subscriptions for t in own.topics)),
                 "producerCount": len(own.topics),
             }
@@ -366,15 +509,38 @@ class Broker(Agent):
         reason = self.report.needs_update(self.last_written, self.now - self.last_write_t, self.config)
         if reason is None:
             return
+        previous = (self.last_written, self.last_write_t)
         self.last_written = self.report
         self.last_write_t = self.now
         r = self.report
+        delay = self._report_fault()
+        if delay == 0.0:
+            # The write fails (the store is unreachable for it): lastData is not updated, so the next run of
+            # the task tries again if the update rule still says so.
+            self.last_written, self.last_write_t = previous
+            self.emit("load_report_lost", reason=reason)
+            return
         self.emit("load_report", cpu=r.percent("cpu"), memory=r.percent("memory"),
                   direct_memory=r.percent("direct_memory"), bandwidth_in=r.percent("bandwidth_in"),
                   bandwidth_out=r.percent("bandwidth_out"), msg_rate_in=r.msg_rate_in, msg_rate_out=r.msg_rate_out,
                   msg_throughput_in=r.msg_throughput_in, msg_throughput_out=r.msg_throughput_out,
                   num_bundles=r.num_bundles, num_topics=r.num_topics, score=score_of(r, self.config), reason=reason)
-        self.spawn(self._store("set", {"path": BROKERS_PREFIX + self.name, "data": r.to_dict(), "ephemeral": True}))
+        write = self._store("set", {"path": BROKERS_PREFIX + self.name, "data": r.to_dict(), "ephemeral": True})
+        if delay is not None:
+            self.emit("load_report_delayed", extra_s=delay)
+            self.spawn(_after(self, delay, write))
+        else:
+            self.spawn(write)
+
+    def _report_fault(self) -> float | None:
+        """How a ``report_loss`` fault hits this write: None (it does not), 0.0 (lost) or its delay in seconds."""
+        hit = None
+        for start, end, probability, extra_s in self.report_faults:
+            if start <= self.now < end and (probability >= 1.0 or self.rng("report-loss").random() < probability):
+                if extra_s == 0.0:
+                    return 0.0
+                hit = max(extra_s, hit or 0.0)
+        return hit
 
     # -- faults and GC --------------------------------------------------------------------------------------
     def _gc(self, kind: str, every_s: float, median_s: float, sigma: float) -> Generator[simpy.Event, None, None]:
@@ -384,8 +550,28 @@ class Broker(Agent):
             self.stop_the_world(float(median_s * rng.lognormal(0.0, sigma)), cause=f"gc-{kind}")
 
     def on_fault(self, kind: str, spec: dict[str, Any]) -> None:
+        """The model's faults (see ``agents.pulsar.faults``); the kernel's ``pause`` and ``crash`` otherwise."""
         if kind == "cpu_spike":
-            self.spawn(self._cpu_spike(spec["cores"], spec["duration_s"]))
+            # Another process on the host: it neither stops with the broker nor pauses with its GC.
+            self.env.process(self._cpu_spike(spec["cores"], spec["duration_s"]))
+        elif kind in ("shutdown", "scale_in"):
+            self.spawn(self._shutdown(kind))
+        elif kind == "leader_kill":
+            # Each broker gets the fault; only one that believes it leads acts, so no agent needs another's state.
+            if self.alive and self.lm is not None and self.leader == self.name:
+                self.crash("leader_kill")
+        elif kind == "gc_storm":
+            self.spawn(self._gc_storm(spec))
+        elif kind == "report_loss":
+            self.report_faults.append((spec["at"], spec["at"] + spec["duration_s"], spec["probability"],
+                                       (spec["extra_ms"] or 0.0) / 1000.0))
+        elif kind == "scale_out":
+            pass  # the broker was created to start at this instant (AgentSpec.start_at); it is booting now
+        elif kind == "rolling_restart":
+            key = f"{spec['at']}:{spec['label']}:{','.join(spec['agents'])}"
+            self.rolling[key] = spec
+            if self.rolling_order(spec)[0] == self.name:
+                self.env.process(self._rolling_restart(key))
         else:
             super().on_fault(kind, spec)
 
@@ -393,9 +579,25 @@ class Broker(Agent):
         self._advance_machine()
         self.machine.spike_cores += cores
         self.emit("cpu_spike", cores=cores, duration_s=duration)
-        yield self.env.timeout(duration)  # another process on the host: not stopped by our GC
-        self._advance_machine()
+        yield self.env.timeout(duration)
+        if self.alive:
+            self._advance_machine()
+        else:  # the broker is down: the host's counters still advance, without traffic
+            self.machine.advance(self.now, lambda _t: (0.0, 0.0, 0.0, 0.0))
         self.machine.spike_cores -= cores
+
+    def _gc_storm(self, spec: dict[str, Any]) -> Generator:
+        """Stop-the-world pauses starting in [at, at + duration_s): exponential gaps of mean ``every_s``,
+        lognormal lengths of median ``pause_s``. Its own keyed stream, so other draws do not shift it."""
+        rng = self.rng(f"gc_storm@{spec['at']}:{spec['label']}")
+        end = spec["at"] + spec["duration_s"]
+        t = self.now
+        while True:
+            t += float(rng.exponential(spec["every_s"]))
+            if t >= end:
+                return
+            yield self.env.timeout(t - self.now)  # the storm's clock is not stopped by its own pauses
+            self.stop_the_world(float(spec["pause_s"] * rng.lognormal(0.0, spec["sigma"])), cause="gc_storm")
 
     def crash(self, reason: str = "crash") -> None:
         """A crashed broker process: the host's kernel closes its sockets, so clients see their connections
@@ -404,11 +606,18 @@ class Broker(Agent):
             for own in self.owned.values():
                 for ti, client in sorted(own.topics.items()):
                     self.send(client, "close", {"topic": self.workload.topics[ti], "reason": "broker_down"})
+            if self.xchannel is not None:
+                self.xchannel.drop_held("broker_down")
         super().crash(reason)
 
 
 def _close_reason(reason: str) -> str:
-    return "unload" if reason in ("shedding", "split", "transfer", "admin") else "broker_down"
+    return "unload" if reason in ("shedding", "split", "transfer", "admin", "shutdown") else "broker_down"
+
+
+def _after(agent: Agent, delay: float, gen: Generator) -> Generator:
+    yield from agent.sleep(delay)
+    return (yield from gen)
 
 
 def _java_divide(numerator: float, denominator: int) -> float:

@@ -1,6 +1,7 @@
 """A client group: the producers and consumers of a share of the topics, as one agent.
 
-Per topic: look the topic up through a random broker (the service URL), follow redirects (``maxLookupRedirects``,
+Per topic: look the topic up through a broker of the service URL (the initial brokers: random at first, then
+round robin, as Pulsar's resolver does; a stopped broker's host refuses at once), follow redirects (``maxLookupRedirects``,
 resending with the last redirect's ``authoritative`` flag), connect to the broker that answered Connect; when
 the connection is closed (unload, broker down), reconnect after Pulsar's back-off and look up again. A topic that
 is connected has no process of its own, so clients of a million topics cost memory only when they move.
@@ -46,6 +47,7 @@ class Client(Agent):
         self.connected: dict[str, str] = {}
         self.down_since: dict[str, float] = {}
         self.backoffs: dict[str, Backoff] = {}
+        self.host_index: dict[str, int] = {}  # per topic: the service URL resolver's position
         self.reconnecting: set[str] = set()
         self.ever_connected: set[str] = set(p.get("connected", {}))
         for topic, broker in p.get("connected", {}).items():
@@ -70,10 +72,12 @@ class Client(Agent):
                 self.down_since[topic] = self.now
                 self.emit("topic_disconnected", topic=topic, broker=msg.src, reason=msg.body["reason"])
                 target = msg.body.get("target")
-                if target:  # a transfer names the new owner: connect there without a lookup
+                if target:  # a transfer names the new owner: connect there at once, without a lookup
                     self.spawn(self._direct(topic, target))
-                else:
-                    self._start(topic, 0.0)
+                else:  # ConnectionHandler.connectionClosed: wait backoff.next() (100 ms at first), then look up
+                    wait = self._backoff(topic).next()
+                    self.emit("reconnect_scheduled", topic=topic, attempt=0, backoff_s=wait)
+                    self._start(topic, wait)
 
     def _backoff(self, topic: str) -> Backoff:
         b = self.backoffs.get(topic)
@@ -105,10 +109,19 @@ class Client(Agent):
         self.reconnecting.discard(topic)
         self._start(topic, self._backoff(topic).next())
 
+    def _resolve_host(self, topic: str) -> str:
+        """``PulsarServiceNameResolver.resolveHost``: round robin over the service URL's hosts from a random
+        first one. Each topic's producers and consumers stand for their own client instance, so each topic has
+        its own position; a retry after a dead host therefore asks the next host, not a random one."""
+        i = self.host_index.get(topic)
+        i = int(self.rng("lookup").integers(len(self.brokers))) if i is None else (i + 1) % len(self.brokers)
+        self.host_index[topic] = i
+        return self.brokers[i]
+
     def _lookup(self, topic: str) -> Generator[Any, Any, tuple[str | None, int]]:
         """Follow the lookup protocol; return (broker to connect to or None on failure, hops taken)."""
         p = self.params
-        target = self.brokers[int(self.rng("lookup").integers(len(self.brokers)))]
+        target = self._resolve_host(topic)
         authoritative = False
         for hop in range(1, p["maxLookupRedirects"] + 2):
             r = yield from self.call(target, "lookup", {"topic": topic, "authoritative": authoritative},

@@ -45,8 +45,11 @@ declare("bundle_split", "A bundle was split into `children` with `algorithm`.", 
 # -- brokers: ownership ----------------------------------------------------------------------------------------
 declare("bundle_owned", "The broker took ownership of `bundle` (`via`: lookup, transfer, split).", _M,
         bundle="str", via="str")
-declare("bundle_unloaded", "The broker released `bundle` and closed its topics (`reason`: shedding, split, "
-        "shutdown, session_lost); `topics` is how many topics it served.", _M,
+declare("bundle_unloaded", "The broker released `bundle` and closed its topics (`reason`: shedding (with the "
+        "extensible load manager's transfer too: `destination` then names the new owner and the clients are told "
+        "it), split (a child unloaded after a split; or the split parent itself, with `topics` 0: its topics stay "
+        "on the children), shutdown (any graceful stop: see `broker_stopping.cause`), session_lost); `topics` is "
+        "how many topics it served.", _M,
         bundle="str", destination="str", reason="str", topics="int")
 
 # -- clients ---------------------------------------------------------------------------------------------------
@@ -64,3 +67,18 @@ declare("reconnect_scheduled", "The client will retry `topic` after `backoff_s` 
 # -- faults of the model ---------------------------------------------------------------------------------------
 declare("cpu_spike", "CPU load unrelated to traffic began on the broker's host (another process): `cores` "
         "cores' worth for `duration_s`.", _M, cores="float", duration_s="float")
+declare("broker_booted", "The broker opened its metadata session and registered (`cause`: start, scale_out, "
+        "restart); it joins the election next.", _M, cause="str", session="str")
+declare("broker_stopping", "A graceful stop began (`cause`: shutdown, scale_in, rolling_restart): the broker leaves "
+        "the election and unloads its `bundles` (each a `bundle_unloaded` with reason shutdown).", _M,
+        cause="str", bundles="int")
+declare("broker_stopped", "The graceful stop ended: session closed, process stopped (an `agent_stopped` with the "
+        "same reason follows).", _M, cause="str")
+declare("load_report_lost", "A `report_loss` fault made this load-report write fail; the broker retries on a "
+        "later run of its report task.", _M, reason="str")
+declare("load_report_delayed", "A `report_loss` fault delays this load-report write (the `load_report` just "
+        "before) by `extra_s`.", _M, extra_s="float")
+declare("store_latency_changed", "The metadata store's operation latency changed (a `store_latency` fault began "
+        "or ended).", _M, op_latency_ms="float")
+declare("rolling_restart_done", "The last broker of a rolling restart is back (booted); `brokers` were restarted.",
+        _M, brokers="int")

@@ -8,6 +8,10 @@
   destination through the placement pipeline, and send the unload to the owner; the destination becomes the
   bundle's affinity, honoured at its next placement.
 * Placement on lookups of unowned bundles: the filter pipeline and the placement strategy.
+* ``checkNamespaceBundleSplit`` at the end of every ``updateAll`` (``loadBalancerAutoBundleSplitEnabled``): the
+  hot bundles (:mod:`strategies.pulsar.split.auto_split`) are split by their owners (:mod:`.split`), each once
+  at a time, their history forgotten; the children are unloaded afterwards when
+  ``loadBalancerAutoUnloadSplitBundlesEnabled`` says so.
 
 The strategies come from ``strategies.pulsar`` by name; this loop does not care which.
 """
@@ -17,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Generator
 
 from strategies import pulsar
 from strategies.pulsar.placement.pipeline import select_broker_for_assignment
+from strategies.pulsar.split.auto_split import check_namespace_bundle_split
 
 from .store import BROKERS_PREFIX
 
@@ -43,6 +48,7 @@ class LoadManager:
             self.placer = self.shedder
         else:
             self.placer = pulsar.create(placement, cfg, rng=broker.rng("placement-strategy"))
+        self.splitting: set[str] = set()  # bundles whose split request is in flight
         self._task = None
         self.stopped = False
 
@@ -77,6 +83,50 @@ class LoadManager:
         # Preallocations the owner now reports are real: drop them.
         for bundle in [b for b in self.preallocated if any(b in r["lastStats"] for r in self.reports.values())]:
             del self.preallocated[bundle]
+        if self.cfg["loadBalancerAutoBundleSplitEnabled"]:
+            self.check_namespace_bundle_split()
+
+    # -- split ----------------------------------------------------------------------------------------------
+    def check_namespace_bundle_split(self) -> None:
+        if len(self.active) <= 1 or not self._any_hot_bundle():
+            return  # nothing to split: spare building the LoadData on every report
+        decisions = check_namespace_bundle_split(
+            self.load_data(), self.cfg, is_leader=True, known_brokers=sorted(self.active),
+            namespace_bundles=self.b.bundle_map.namespace_bundles())
+        for d in decisions:
+            if d.bundle in self.splitting:
+                continue
+            self.splitting.add(d.bundle)
+            self.history.bundles.pop(d.bundle, None)
+            self.b.emit("split_decided", bundle=d.bundle, broker=d.broker, unload=d.unload)
+            self.b.spawn(self._split(d.broker, d.bundle, d.unload))
+
+    def _any_hot_bundle(self) -> bool:
+        """Whether some reported bundle meets a split threshold (the necessary condition of
+        ``find_bundles_to_split``, checked on the raw reports and the history)."""
+        cfg = self.cfg
+        max_topics = cfg["loadBalancerNamespaceBundleMaxTopics"]
+        max_sessions = cfg["loadBalancerNamespaceBundleMaxSessions"]
+        max_rate = cfg["loadBalancerNamespaceBundleMaxMsgRate"]
+        max_bytes = cfg["loadBalancerNamespaceBundleMaxBandwidthMbytes"] * 1024 * 1024
+        for report in self.reports.values():
+            for bundle, st in report["lastStats"].items():
+                if st["topics"] < 2:
+                    continue
+                if st["topics"] > max_topics or (max_sessions > 0 and
+                                                 st["consumerCount"] + st["producerCount"] > max_sessions):
+                    return True
+                data = self.history.bundles.get(bundle)
+                if data is not None and (data.long_term_data.total_msg_rate() > max_rate
+                                         or data.long_term_data.total_msg_throughput() > max_bytes):
+                    return True
+        return False
+
+    def _split(self, broker: str, bundle: str, unload: bool) -> Generator:
+        yield from self.b.call(broker, "split", {"bundle": bundle, "unload": unload},
+                               timeout=self.cfg["namespaceBundleUnloadingTimeoutMs"] / 1000.0)
+        if not self.stopped:
+            self.splitting.discard(bundle)
 
     def load_data(self) -> "pulsar.LoadData":
         """The leader's ``LoadData``: latest reports, bundle history, preallocations, grace-period bundles."""

@@ -16,6 +16,7 @@ from emulator.network import Condition
 from scenarios.schema import ArrayOf, Field, MapOf, Table
 
 from . import broker, client, events  # noqa: F401  (declares their event kinds)
+from . import faults as pulsar_faults
 from .store import STORE
 from .workload import workload_for
 
@@ -139,16 +140,15 @@ SECTIONS = {
     ),
     "strategy": Table(
         {
-            "load_manager": Field("str", default="modular", choices=("modular",)),
+            "load_manager": Field("str", default="modular", choices=("modular", "extensible"),
+                                  doc="modular: ModularLoadManagerImpl (unload, then placement on lookup); "
+                                      "extensible: ExtensibleLoadManagerImpl (transfer: assign first, then move)"),
             "shedding": Field("str", default=None, choices=_strategy_names("shedding")),
             "placement": Field("str", default=None, choices=_strategy_names("placement")),
         }
     ),
     "config": Table({}, open=True, doc="broker.conf keys; missing keys take Pulsar's defaults"),
-    "faults": faults.fault_schema(
-        faults.KERNEL_FAULTS + ("cpu_spike",),
-        {"cores": Field("float", default=None, gt=0, doc="cpu_spike: cores' worth of load")},
-    ),
+    "faults": pulsar_faults.schema(),
 }
 
 
@@ -156,9 +156,13 @@ def broker_names(n: int) -> list[str]:
     return [f"broker-{i + 1}" for i in range(n)]
 
 
+def client_names(n: int) -> list[str]:
+    return [f"client-{i + 1}" for i in range(n)]
+
+
 class PulsarModel:
     name = "pulsar"
-    description = "Pulsar brokers, metadata store and clients with the modular load manager"
+    description = "Pulsar brokers, metadata store and clients with the modular or the extensible load manager"
     sections = SECTIONS
 
     def config(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -169,6 +173,11 @@ class PulsarModel:
         cfg.update(EMULATOR_CONFIG_DEFAULTS)
         cfg.update(data["config"])
         strat = data["strategy"]
+        if strat["load_manager"] == "extensible":
+            # The extensible load manager's own class and strategies, unless the scenario names others.
+            cfg["loadManagerClassName"] = EXTENSIBLE_LOAD_MANAGER
+            cfg["loadBalancerLoadSheddingStrategy"] = EXTENSIBLE_SHEDDER
+            cfg["loadBalancerLoadPlacementStrategy"] = EXTENSIBLE_PLACEMENT
         if strat["shedding"]:
             cfg["loadBalancerLoadSheddingStrategy"] = strat["shedding"]
         if strat["placement"]:
@@ -185,16 +194,20 @@ class PulsarModel:
                 problems.append((f"config.{key}", "not a broker.conf key the emulator knows"))
             elif key in DEFAULTS and DEFAULTS[key] is not None and not _same_kind(DEFAULTS[key], value):
                 problems.append((f"config.{key}", f"expected {type(DEFAULTS[key]).__name__}, got {value!r}"))
+        problems += _load_manager_problems(data["strategy"])
         namespaces = {ns["name"] for ns in data["workload"]["namespaces"]}
         for i, task in enumerate(data["workload"]["tasks"]):
             if task["namespace"] not in namespaces:
                 problems.append((f"workload.tasks[{i}].namespace", f"{task['namespace']!r} is not in workload.namespaces"))
         if not data["workload"]["tasks"]:
             problems.append(("workload.tasks", "at least one task is needed"))
-        names = set(broker_names(data["cluster"]["brokers"]))
+        initial = broker_names(data["cluster"]["brokers"])
+        others = [STORE] + client_names(data["cluster"]["clients"])
+        problems += pulsar_faults.check(data["faults"], initial, others)
+        names = set(initial) | set(pulsar_faults.scale_out_brokers(data["faults"]))
         for b in data["cluster"]["machines"]:
             if b not in names:
-                problems.append((f"cluster.machines.{b}", "no such broker"))
+                problems.append((f"cluster.machines.{b}", "no such broker (cluster.brokers or a scale_out fault)"))
         return problems
 
     def agents(self, data: dict[str, Any]) -> list[AgentSpec]:
@@ -205,7 +218,8 @@ class PulsarModel:
         tasks = work["tasks"]
         wl = workload_for(namespaces, tasks)
         brokers = broker_names(cluster["brokers"])
-        clients = [f"client-{i + 1}" for i in range(cluster["clients"])]
+        added = pulsar_faults.scale_out_brokers(data["faults"])  # booted later by their scale_out fault
+        clients = client_names(cluster["clients"])
         initial: dict[str, list[str]] = {b: [] for b in brokers}
         connected: dict[str, dict[str, str]] = {c: {} for c in clients}
         if cluster["start"] == "preassigned":
@@ -221,16 +235,17 @@ class PulsarModel:
         specs = [AgentSpec(STORE, "agents.pulsar.store:MetadataStore",
                            {"op_latency_s": cluster["store"]["op_latency_ms"] / 1000.0,
                             "tick_s": cluster["store"]["tick_s"]})]
-        for b in brokers:
+        for b in brokers + pulsar_faults.in_name_order(added):
             machine = dict(cluster["machine"])
             machine.update({k: v for k, v in cluster["machines"].get(b, {}).items() if v is not None})
             specs.append(AgentSpec(b, "agents.pulsar.broker:Broker", {
                 "config": cfg, "namespaces": namespaces, "tasks": tasks, "machine": machine,
                 "resource_model": cluster["resource_model"], "gc": cluster["gc"],
                 "host_usage_mode": cluster["host_usage_mode"],
-                "host_usage_interval_s": cluster["host_usage_interval_s"], "initial_bundles": initial[b],
+                "host_usage_interval_s": cluster["host_usage_interval_s"], "initial_bundles": initial.get(b, []),
                 "load_manager": data["strategy"]["load_manager"],
-            }, start_at=0.0))
+                "all_brokers": brokers + pulsar_faults.in_name_order(added), "start_cause": "scale_out" if b in added else "start",
+            }, start_at=added.get(b, 0.0)))
         for c in clients:
             specs.append(AgentSpec(c, "agents.pulsar.client:Client", {
                 **cluster["client"], "brokers": brokers, "topics": topics_of[c], "connected": connected[c],
@@ -249,6 +264,31 @@ EMULATOR_CONFIG_DEFAULTS: dict[str, Any] = {
     "metadataStoreOperationTimeoutSeconds": 30,
     "defaultNumberOfNamespaceBundles": 4,
 }
+
+
+_EXT = "org.apache.pulsar.broker.loadbalance.extensions."
+EXTENSIBLE_LOAD_MANAGER = _EXT + "ExtensibleLoadManagerImpl"
+EXTENSIBLE_SHEDDER = _EXT + "scheduler.TransferShedder"
+EXTENSIBLE_PLACEMENT = _EXT + "strategy.LeastResourceUsageWithWeight"
+
+
+def _load_manager_problems(strategy: dict[str, Any]) -> list[tuple[str, str]]:
+    """Each load manager takes only its own strategies (the extensible one's live in ``...extensions``)."""
+    from strategies import pulsar
+
+    extensible = strategy["load_manager"] == "extensible"
+    problems = []
+    for key, ext_name in (("shedding", EXTENSIBLE_SHEDDER), ("placement", EXTENSIBLE_PLACEMENT)):
+        name = strategy[key]
+        if not name:
+            continue
+        is_ext = pulsar.canonical_name(name) == pulsar.canonical_name(ext_name)
+        if extensible and not is_ext:
+            problems.append((f"strategy.{key}", f"the extensible load manager takes {ext_name}, not {name!r}"))
+        elif not extensible and pulsar.canonical_name(name).startswith(_EXT):
+            problems.append((f"strategy.{key}", f"{name!r} belongs to the extensible load manager "
+                                                "(strategy.load_manager = \"extensible\")"))
+    return problems
 
 
 def _same_kind(default: Any, value: Any) -> bool:

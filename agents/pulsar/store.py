@@ -31,19 +31,40 @@ class MetadataStore(Agent):
         self.ephemeral: dict[str, set[str]] = {}  # session -> its ephemeral paths
         self.watches: dict[str, set[str]] = {}  # path prefix -> watcher agents
         self._next_session = 0
+        self.extra_latency_s: list[float] = []  # one entry per store_latency fault in force
         tick = self.params["tick_s"]
         self.executor().schedule_with_fixed_delay(self._expire_sessions, tick, tick, name="session-tracker")
 
     # -- requests -----------------------------------------------------------------------------------------
     def on_message(self, msg: Message) -> Generator | None:
-        if self.params["op_latency_s"] > 0:
+        if self.op_latency_s() > 0:
             return self._later(msg)
         self._handle(msg)
         return None
 
+    def op_latency_s(self) -> float:
+        return self.params["op_latency_s"] + sum(self.extra_latency_s)
+
     def _later(self, msg: Message) -> Generator:
-        yield from self.sleep(self.params["op_latency_s"])
+        yield from self.sleep(self.op_latency_s())
         self._handle(msg)
+
+    # -- faults -------------------------------------------------------------------------------------------
+    def on_fault(self, kind: str, spec: dict[str, Any]) -> None:
+        """``store_latency``: every operation that arrives in [at, at + duration_s) takes ``extra_ms`` longer
+        (a slow disk or a struggling ensemble); several such faults add up."""
+        if kind == "store_latency":
+            self.env.process(self._slow(spec["extra_ms"] / 1000.0, spec["duration_s"]))
+        else:
+            super().on_fault(kind, spec)
+
+    def _slow(self, extra_s: float, duration_s: float) -> Generator:
+        self.extra_latency_s.append(extra_s)
+        self.emit("store_latency_changed", op_latency_ms=1000.0 * self.op_latency_s())
+        yield self.env.timeout(duration_s)
+        self.extra_latency_s.remove(extra_s)
+        if self.alive:
+            self.emit("store_latency_changed", op_latency_ms=1000.0 * self.op_latency_s())
 
     def _handle(self, msg: Message) -> None:
         body = msg.body

@@ -73,24 +73,8 @@ def test_lookup_hops_unowned_via_non_leader_is_three_owned_at_most_two(tmp_path)
     assert saw_three > 0
 
 
-def owners_over_time(events):
-    """Check that no bundle is owned by two brokers at any instant; return the final owners."""
-    owner = {}
-    for e in events:
-        if e.kind == "bundle_owned":
-            assert owner.get(e.bundle) in (None, e.agent), f"{e.bundle} owned by {owner.get(e.bundle)} and {e.agent} at {e.t}"
-            owner[e.bundle] = e.agent
-        elif e.kind == "bundle_unloaded":
-            if owner.get(e.bundle) == e.agent:
-                del owner[e.bundle]
-        elif e.kind == "agent_stopped" and e.agent.startswith("broker-"):
-            for b in [b for b, o in owner.items() if o == e.agent]:
-                del owner[b]
-    return owner
-
-
 @pytest.mark.slow
-def test_leader_failover_within_session_timeout_and_shedding_resumes(tmp_path):
+def test_leader_failover_within_session_timeout_and_shedding_resumes(tmp_path, owners_over_time):
     sc = scenario(scenario={"name": "t", "model": "pulsar", "duration_s": 400, "seed": 3},
                   config={"loadBalancerDistributeBundlesEvenlyEnabled": False,
                           "zooKeeperSessionTimeoutMillis": 10_000})
@@ -124,7 +108,7 @@ def test_fixed_rate_sampler_after_a_pause_reports_infinite_cpu_fixed_delay_does_
 
 
 @pytest.mark.slow
-def test_a_pause_longer_than_the_session_timeout_loses_the_bundles(tmp_path):
+def test_a_pause_longer_than_the_session_timeout_loses_the_bundles(tmp_path, owners_over_time):
     sc = scenario(config={"loadBalancerDistributeBundlesEvenlyEnabled": False, "zooKeeperSessionTimeoutMillis": 10_000},
                   faults=[{"kind": "pause", "at": 100.0, "duration_s": 20.0, "agents": ["broker-2"]}])
     events = list(run(tmp_path, sc).events())

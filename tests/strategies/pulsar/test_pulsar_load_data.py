@@ -174,3 +174,17 @@ def test_print_resource_usage_formats_like_java():
     assert data.print_resource_usage() == (
         "cpu: 10.00%, memory: 50.00%, directMemory: 90.00%, bandwidthIn: 30.00%, bandwidthOut: 20.00%"
     )
+
+
+def test_bundle_stats_read_the_same_with_or_without_the_unchecked_fast_path():
+    from strategies.pulsar.load_data import NamespaceBundleStats
+
+    plain = {"msgRateIn": 10, "msgThroughputIn": 1.5e4, "msgRateOut": 20.0, "msgThroughputOut": 3e4,
+             "consumerCount": 2, "producerCount": 1, "topics": 3}
+    fast = NamespaceBundleStats.from_json(plain, "b")
+    slow = NamespaceBundleStats.from_json({**plain, "x": 1}, "b")  # an unknown key takes the checking reader
+    slow.extra = {}
+    assert fast == slow and isinstance(fast.msg_rate_in, float) and fast.cache_size == 0
+    assert NamespaceBundleStats.from_json({**plain, "cacheSize": 7}, "b").cache_size == 7
+    with pytest.raises(InputError, match=r"b\.topics.*integer"):
+        NamespaceBundleStats.from_json({**plain, "topics": 1.5}, "b")

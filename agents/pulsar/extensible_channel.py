@@ -1,0 +1,265 @@
+"""The broker's side of the extensible load manager's service-unit state channel (``ServiceUnitStateChannelImpl``).
+
+Every broker tails the channel (here: the store nodes under :data:`CHANNEL_PREFIX`, standing in for the
+compacted ``loadbalancer-service-unit-state`` system topic) into a table view, and reacts to the records that
+name it:
+
+* ``Assigning`` with ``dst`` = me → take the bundle and publish ``Owned``;
+* ``Releasing`` with ``src`` = me → stop serving the bundle (its topics close, its traffic leaves this broker):
+  a *transfer* (a destination is named) then publishes ``Assigning(dst)`` and keeps the clients connected
+  until the destination owns the bundle (``loadBalancerMultiPhaseBundleUnload``); a plain *unload* disconnects
+  the clients at once and publishes ``Free``;
+* ``Owned`` with ``src`` = me (the end of a transfer) → disconnect the clients, telling them the new owner,
+  so that they connect to it directly, without a lookup or a back-off.
+
+Lookups read the table view: an owned bundle answers Connect to its owner; a bundle in flight makes the lookup
+wait until it settles (up to ``loadBalancerInFlightServiceUnitStateWaitingTimeInMillis``); an unowned one is
+assigned by the channel owner (the leader, see :mod:`.extensible_load_manager`) and answered once owned.
+
+``Free`` is stored as the deletion of the bundle's record (what compaction does to a tombstone), so that the
+next assignment can claim it with the store's atomic create.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generator
+
+import numpy as np
+
+from emulator.messages import Message
+from emulator.trace.kinds import declare
+from strategies.pulsar.extensible import ServiceUnitState, StorageType, is_in_flight_state, is_valid_transition
+
+if TYPE_CHECKING:
+    from .broker import Broker
+
+CHANNEL_PREFIX = "/loadbalance/service-unit-state/"
+
+_M = __name__
+declare("service_unit_state", "A broker published a service-unit state transition of `bundle` on the extensible "
+        "load manager's channel: `state` (Assigning, Owned, Releasing, Free), `src` the releasing owner, `dst` the "
+        "new owner (\"\" when none), `reason` (assign, transfer, unload, shutdown, orphaned).", _M,
+        bundle="str", state="str", src="str", dst="str", reason="str")
+
+#: transitions are checked against the metadata-store storage rules (the channel lives in the store here)
+_STORAGE = StorageType.MetadataStore
+
+
+@dataclass(frozen=True)
+class UnitRecord:
+    """One channel record (``ServiceUnitStateData``): state, destination and source brokers, version."""
+
+    state: ServiceUnitState
+    dst: str
+    src: str
+    version: int
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"state": self.state.value, "dst": self.dst, "src": self.src, "version": self.version,
+                "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "UnitRecord":
+        return cls(ServiceUnitState(data["state"]), data["dst"], data["src"], int(data["version"]),
+                   data.get("reason", ""))
+
+
+class ServiceUnitChannel:
+    """A broker's table view of the channel and its handlers (see the module docstring)."""
+
+    def __init__(self, broker: "Broker") -> None:
+        self.b = broker
+        self.view: dict[str, UnitRecord] = {}
+        self._waiters: dict[str, list] = {}
+        # bundle -> (topic index -> client) of a transfer whose clients stay connected until the destination owns it
+        self._held_clients: dict[str, tuple[dict[int, str], str]] = {}
+        self.in_flight_wait_s = broker.config["loadBalancerInFlightServiceUnitStateWaitingTimeInMillis"] / 1000.0
+
+    # -- table view -----------------------------------------------------------------------------------------
+    def start(self) -> Generator:
+        """Tail the channel: the snapshot first, then every change as a notification."""
+        r = yield from self.b._store("watch", {"prefix": CHANNEL_PREFIX})
+        if r is None:
+            return
+        for path, data in sorted(r["nodes"].items()):
+            self.view[path[len(CHANNEL_PREFIX):]] = UnitRecord.from_dict(data)
+
+    def on_notify(self, path: str, change: str, data: dict[str, Any] | None) -> None:
+        bundle = path[len(CHANNEL_PREFIX):]
+        record = None if change == "deleted" else UnitRecord.from_dict(data)
+        if record is None:
+            self.view.pop(bundle, None)
+        else:
+            self.view[bundle] = record
+        self._wake(bundle)
+        if record is None or not self.b.alive or self.b.session is None:
+            return
+        me = self.b.name
+        if record.state is ServiceUnitState.Assigning and record.dst == me:
+            self.b.spawn(self._take(bundle, record))
+        elif record.state is ServiceUnitState.Releasing and record.src == me:
+            self.b.spawn(self._release(bundle, record))
+        elif record.state is ServiceUnitState.Owned and record.src == me:
+            self._disconnect_held(bundle, record.dst)
+        elif record.state is ServiceUnitState.Owned and record.dst != me and bundle in self.b.owned:
+            # Someone else owns it now (an override after this broker was thought gone): stop serving it.
+            self.b._release(bundle, reason="orphaned", destination=record.dst, delete=False)
+
+    def owners(self) -> dict[str, str]:
+        """Bundle → owner, for the bundles the view has as Owned."""
+        return {b: r.dst for b, r in self.view.items() if r.state is ServiceUnitState.Owned}
+
+    # -- publishing -----------------------------------------------------------------------------------------
+    def publish(self, bundle: str, state: ServiceUnitState, dst: str, src: str, reason: str,
+                create: bool = False) -> Generator[Any, Any, dict | None]:
+        """Write a transition (``create``: only if the bundle has no record, the store's atomic create)."""
+        old = self.view.get(bundle)
+        version = (old.version + 1) if old is not None else 1
+        if not create and old is not None and not is_valid_transition(old.state, state, _STORAGE):
+            return {"ok": False, "invalid": True}  # a stale view: the channel's conflict check refuses it
+        record = UnitRecord(state, dst, src, version, reason)
+        op = "create" if create else "set"
+        r = yield from self.b._store(op, {"path": CHANNEL_PREFIX + bundle, "data": record.to_dict()})
+        if r is not None and r.get("ok"):
+            self.b.emit("service_unit_state", bundle=bundle, state=state.value, src=src, dst=dst, reason=reason)
+        return r
+
+    def publish_free(self, bundle: str, src: str, reason: str) -> Generator:
+        """``Free``: the record is deleted (a tombstone), so the bundle can be assigned afresh."""
+        r = yield from self.b._store("delete", {"path": CHANNEL_PREFIX + bundle})
+        if r is not None and r.get("ok"):
+            self.b.emit("service_unit_state", bundle=bundle, state=ServiceUnitState.Free.value, src=src, dst="",
+                        reason=reason)
+
+    # -- the owner's side of the protocol -------------------------------------------------------------------
+    def claim_initial(self, bundle: str) -> Generator[Any, Any, str | None]:
+        """A preassigned bundle at start: claim it as Owned directly (Init → Owned)."""
+        r = yield from self.publish(bundle, ServiceUnitState.Owned, self.b.name, "", "assign", create=True)
+        if r is None:
+            return None
+        if not r["ok"]:
+            return r["data"]["dst"]
+        self._own(bundle, via="initial")
+        return self.b.name
+
+    def _take(self, bundle: str, record: UnitRecord) -> Generator:
+        if self.b.stopping:
+            return
+        self._own(bundle, via="transfer" if record.src else "assign")
+        yield from self.publish(bundle, ServiceUnitState.Owned, self.b.name, record.src, record.reason)
+
+    def _own(self, bundle: str, via: str) -> None:
+        from .broker import Ownership
+
+        if bundle not in self.b.owned:
+            self.b.owned[bundle] = Ownership(task_counts=np.zeros(len(self.b.workload.tasks)))
+            self.b.emit("bundle_owned", bundle=bundle, via=via)
+
+    def _release(self, bundle: str, record: UnitRecord) -> Generator:
+        b = self.b
+        transfer = bool(record.dst)
+        if bundle in b.owned:
+            if transfer:
+                # The topics close here: the bundle's traffic leaves this broker now, but the clients stay
+                # connected (multi-phase unload) and are told the new owner once it owns the bundle.
+                own = b.owned.pop(bundle)
+                b._advance_machine()
+                b.task_counts -= own.task_counts
+                self._held_clients[bundle] = (dict(own.topics), record.dst)
+                b.emit("bundle_unloaded", bundle=bundle, destination=record.dst, reason="shedding",
+                       topics=len(own.topics))
+            else:
+                b._release(bundle, reason="shedding", destination="", delete=False)
+        if transfer:
+            yield from self.publish(bundle, ServiceUnitState.Assigning, record.dst, b.name, record.reason)
+        else:
+            yield from self.publish_free(bundle, b.name, "unload")
+
+    def _disconnect_held(self, bundle: str, new_owner: str) -> None:
+        held = self._held_clients.pop(bundle, None)
+        if held is None:
+            return
+        topics, _dst = held
+        b = self.b
+        for ti, client in sorted(topics.items()):
+            b.send(client, "close", {"topic": b.workload.topics[ti], "reason": "unload", "target": new_owner})
+
+    def drop_held(self, reason: str) -> None:
+        """The broker goes down (or loses its session) in the middle of transfers: the clients it still holds
+        see their connections close and look the topics up again."""
+        b = self.b
+        for bundle in sorted(self._held_clients):
+            topics, _dst = self._held_clients.pop(bundle)
+            for ti, client in sorted(topics.items()):
+                b.send(client, "close", {"topic": b.workload.topics[ti], "reason": reason})
+
+    def on_released(self, bundle: str, reason: str) -> None:
+        """The broker gave ``bundle`` up outside the channel protocol (graceful stop): mark it Free."""
+        record = self.view.get(bundle)
+        if reason == "shutdown" and self.b.session is not None and record is not None and record.dst == self.b.name:
+            self.b.spawn(self.publish_free(bundle, self.b.name, "shutdown"))
+
+    # -- lookups --------------------------------------------------------------------------------------------
+    def lookup(self, msg: Message, bundle: str) -> Generator:
+        """Answer a lookup from the table view; assign an unowned bundle through the channel owner first."""
+        b = self.b
+        deadline = b.now + self.in_flight_wait_s
+        asked = False
+        while True:
+            record = self.view.get(bundle)
+            if record is not None and record.state is ServiceUnitState.Owned:
+                b.reply(msg, {"response": "connect", "target": record.dst, "authoritative": True})
+                return
+            if record is None and not asked:
+                dst = yield from self._assign(bundle)
+                if dst is None:
+                    b.reply(msg, {"response": "error", "error": f"No broker was available to own {bundle}"})
+                    return
+                asked = True
+                continue
+            if record is None or is_in_flight_state(record.state):
+                if record is None:
+                    asked = False  # freed again while we waited: ask anew
+                left = deadline - b.now
+                if left <= 0 or not (yield from self._wait(bundle, left)):
+                    b.reply(msg, {"response": "error", "error": f"Timed out waiting for {bundle} to settle"})
+                    return
+                continue
+            b.reply(msg, {"response": "error", "error": f"{bundle} is {record.state.value}"})
+            return
+
+    def _assign(self, bundle: str) -> Generator[Any, Any, str | None]:
+        b = self.b
+        if b.lm is not None and hasattr(b.lm, "assign"):
+            return (yield from b.lm.assign(bundle))
+        if b.leader is None or b.leader == b.name:
+            return None
+        r = yield from b.call(b.leader, "assign", {"bundle": bundle},
+                              timeout=b.config["metadataStoreOperationTimeoutSeconds"])
+        return r.get("dst") if r is not None and r.get("ok") else None
+
+    def serve_assign(self, msg: Message) -> Generator:
+        """The channel owner's handler of another broker's assignment request."""
+        b = self.b
+        if b.lm is None or not hasattr(b.lm, "assign"):
+            b.reply(msg, {"ok": False})
+            return
+        dst = yield from b.lm.assign(msg.body["bundle"])
+        b.reply(msg, {"ok": dst is not None, "dst": dst or ""})
+
+    def _wait(self, bundle: str, timeout: float) -> Generator[Any, Any, bool]:
+        """Wait until the bundle's record changes; False when ``timeout`` passed first."""
+        env = self.b.env
+        ev = env.event()
+        self._waiters.setdefault(bundle, []).append(ev)
+        expiry = env.timeout(timeout)
+        expiry.callbacks.append(lambda _e: ev.triggered or ev.succeed(False))
+        changed = yield ev
+        yield from self.b.runnable()
+        return bool(changed)
+
+    def _wake(self, bundle: str) -> None:
+        for ev in self._waiters.pop(bundle, ()):
+            if not ev.triggered:
+                ev.succeed(True)

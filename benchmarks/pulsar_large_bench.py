@@ -1,0 +1,110 @@
+"""Benchmark (not a test): the ``pulsar-large`` scenario in-process, against a bare SimPy loop.
+
+Runs the built-in ``pulsar-large`` scenario (1,000 brokers, 100,000 bundles, 1,000,000 topics, one hour of virtual
+time) or a scaled copy of it, and prints:
+
+* set-up time (building the agents from the scenario) and run time (wall clock);
+* events written and events per second of run time;
+* the events per second of a bare SimPy loop of timeouts measured in the same process — what SimPy itself can do
+  on this machine, the physical limit of any SimPy model — and the ratio of the two;
+* peak resident memory of the process.
+
+``--scale F`` multiplies brokers, clients, bundles and topics by F (e.g. 0.1 for a tenth of the cluster);
+``--until S`` shortens the virtual time. Usage::
+
+    python benchmarks/pulsar_large_bench.py [--scale 1.0] [--until 3600] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import simpy
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from emulator.models import load_model  # noqa: E402
+from emulator.runner import execute  # noqa: E402
+from scenarios.loader import load_scenario, validate_scenario  # noqa: E402
+
+
+def scaled(scenario, scale: float):
+    """The scenario with brokers, clients, bundles and topics multiplied by ``scale`` (at least one of each)."""
+    data = copy.deepcopy(scenario.data)
+    for key in ("brokers", "clients"):
+        data["cluster"][key] = max(1, round(data["cluster"][key] * scale))
+    for ns in data["workload"]["namespaces"]:
+        ns["bundles"] = max(1, round(ns["bundles"] * scale))
+    for task in data["workload"]["tasks"]:
+        task["topics"] = max(1, round(task["topics"] * scale))
+    return validate_scenario(data, f"{scenario.source} (scale {scale})")
+
+
+def bare_simpy_rate(processes: int = 1000, steps: int = 300_000) -> float:
+    """Timeouts per second of ``processes`` SimPy processes that only wait (periods spread like timers)."""
+    env = simpy.Environment()
+    per = steps // processes
+
+    def proc(env: simpy.Environment, period: float):
+        for _ in range(per):
+            yield env.timeout(period)
+
+    for i in range(processes):
+        env.process(proc(env, 1.0 + (i % 97) / 97.0))
+    t0 = time.perf_counter()
+    env.run()
+    return per * processes / (time.perf_counter() - t0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--until", type=float, default=None, help="virtual seconds (default: the scenario's hour)")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = ap.parse_args(argv)
+
+    base = load_scenario("pulsar-large", [])
+    scenario = scaled(base, args.scale) if args.scale != 1.0 else base
+    model = load_model("pulsar")
+    t0 = time.perf_counter()
+    specs = model.agents(scenario.data)
+    setup_s = time.perf_counter() - t0
+
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        result = execute(scenario, Path(tmp) / "run", until=args.until)
+        wall_s = time.perf_counter() - t0
+    events = result.manifest["events"]["count"]
+    model_rate = events / wall_s
+    bare_rate = bare_simpy_rate()
+    figures = {
+        "scale": args.scale,
+        "agents": len(specs),
+        "virtual_s": args.until or scenario.duration_s,
+        "setup_s": round(setup_s, 2),
+        "wall_s": round(wall_s, 2),
+        "events": events,
+        "windows": result.stats.windows,
+        "events_per_s": round(model_rate),
+        "bare_simpy_timeouts_per_s": round(bare_rate),
+        "ratio_to_bare_simpy": round(model_rate / bare_rate, 4),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    }
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        for k, v in figures.items():
+            print(f"{k:>26}: {v}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
