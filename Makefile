@@ -18,8 +18,14 @@ java:
 
 install: $(STAMP) java
 
+DEMO_SCENARIO ?= avgshedder-homogeneous
+
+# A fresh run directory each time, so an earlier demo is never overwritten.
 demo: install
-	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/clusteremu demo --out $(RUNS)
+	@run=$(RUNS)/demo-$$(date +%Y%m%d-%H%M%S); \
+	$(BIN)/clusteremu run $(DEMO_SCENARIO) --out $$run && \
+	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/clusteremu analyze $$run && \
+	echo "report: $$(cd $$run/analysis && pwd)/report.html"
 
 test: install
 	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/python -m pytest -q

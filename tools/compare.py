@@ -7,7 +7,7 @@ first, together, in one Spark job. Grouping and rating then reduce a few numbers
 The rating (:func:`rate`) grades each group on the article's five criteria — adapting to heterogeneous brokers,
 to load jitter, over-loading, over-unloading, and balancing speed — as ``good`` / ``fair`` / ``poor`` (the
 article's 良 / 一般 / 差), each with the figure behind the grade. :class:`RatingRules` holds the thresholds and
-which runs exercise each criterion; docs/analysis.md gives the rules and the reasons for the defaults.
+which runs exercise each criterion; docs/rating.md gives the rules and how the defaults were calibrated.
 """
 from __future__ import annotations
 
@@ -157,35 +157,57 @@ def group_runs(runs: Sequence[RunSummary], by: str | Callable[[RunSummary], str]
 
 
 # -- the rating table --------------------------------------------------------------------------------------------
+#: Scenario globs of the article's experiments that start from, or step into, an unbalanced cluster of equal
+#: machines, run for every strategy pair: where over-loading, over-unloading and balancing speed are judged.
+STEP_CHANGES = ("*-homogeneous", "*-scale-in")
+
+
 @dataclass(frozen=True)
 class Criterion:
-    """One column of the rating table: a figure is ``good`` up to ``good``, ``fair`` up to ``fair``, else
-    ``poor`` (lower is better for every criterion). ``scenarios`` is a glob on scenario names selecting the runs
-    that exercise the criterion; a group without such runs is rated on all its runs."""
+    """One column of the rating table. With ``higher_is_better`` false a figure is ``good`` up to ``good``,
+    ``fair`` up to ``fair``, else ``poor``; with it true, ``good`` from ``good`` up, ``fair`` from ``fair`` up.
+    ``scenarios`` are globs on scenario names selecting the runs that exercise the criterion; a group without
+    such runs has no grade for it (empty ``scenarios``: every run counts)."""
 
     unit: str
     good: float
     fair: float
-    scenarios: str | None = None
+    scenarios: tuple[str, ...] = ()
+    higher_is_better: bool = False
 
     def grade(self, figure: float) -> str:
         if math.isnan(figure):
             raise ValueError("a NaN figure has no grade")
+        if self.higher_is_better:
+            return "good" if figure >= self.good else "fair" if figure >= self.fair else "poor"
         return "good" if figure <= self.good else "fair" if figure <= self.fair else "poor"
+
+    def selects(self, scenario: str) -> bool:
+        return not self.scenarios or any(fnmatch.fnmatchcase(scenario, g) for g in self.scenarios)
 
 
 @dataclass(frozen=True)
 class RatingRules:
-    """Thresholds of the rating table (docs/analysis.md explains each default)."""
+    """Thresholds of the rating table, calibrated on the figures of BIGO's article (docs/rating.md)."""
 
-    heterogeneous: Criterion = Criterion("score points (max − min), settle-window mean", 15.0, 30.0, "*heterogeneous*")
-    jitter: Criterion = Criterion("shedding unloads per hour in the settle window", 1.0, 6.0, "*jitter*")
-    over_loading: Criterion = Criterion("% of placements after shedding on an above-average broker", 10.0, 30.0)
-    over_unloading: Criterion = Criterion("% of shedding rounds that made their broker the least loaded", 10.0, 30.0)
-    speed: Criterion = Criterion("minutes until settled (a run that never settled counts as its length)", 10.0, 25.0)
+    heterogeneous: Criterion = Criterion(
+        "msg rate of the strongest broker / mean msg rate of the others, at the end", 2.0, 1.2, ("*-heterogeneous",), True
+    )
+    jitter: Criterion = Criterion("shedding unloads per hour in the settle window", 1.0, 6.0, ("*-jitter",))
+    over_loading: Criterion = Criterion("% of placements after shedding on an above-average broker", 10.0, 20.0, STEP_CHANGES)
+    over_unloading: Criterion = Criterion(
+        "% of shedding rounds that made their broker the least loaded by over 2 score points", 10.0, 20.0, STEP_CHANGES
+    )
+    speed: Criterion = Criterion(
+        "minutes from the load step to the last shedding unload (still unloading at the end: until the end)",
+        12.0, 30.0, STEP_CHANGES,
+    )
+    #: Score points by which a shed broker must end below every other broker to count as over-unloaded: the
+    #: load reports' own noise (about ±1 point), so that a pair left even by AvgShedder is balance.
+    least_margin: float = 2.0
 
     def criteria(self) -> dict[str, Criterion]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.type in ("Criterion", Criterion)}
 
 
 def _ratio_pct(runs: Iterable[RunSummary], num: str, den: str) -> float | None:
@@ -197,44 +219,110 @@ def _ratio_pct(runs: Iterable[RunSummary], num: str, den: str) -> float | None:
     return 100.0 * sum(n for n, _d in pairs) / total if total else 0.0
 
 
+def over_unloading_pct(runs: Iterable[RunSummary], margin: float) -> float | None:
+    """100 × rounds that over-unloaded their broker / determined rounds, pooled, from each run's
+    ``over_unloading.rounds_detail``: the broker was above the others' mean before the round and ended more
+    than ``margin`` points below every other broker."""
+    events = determined = 0
+    seen = False
+    for r in runs:
+        detail = r.figures.get("over_unloading", {}).get("rounds_detail")
+        if not isinstance(detail, list):
+            continue
+        seen = True
+        for d in detail:
+            if not isinstance(d, dict) or d.get("over_unloaded") is None:
+                continue
+            determined += 1
+            before, mean, after, least = (number(d.get(k)) for k in ("score_before", "others_mean_before", "score_after", "others_min_after"))
+            if None not in (before, mean, after, least) and before > mean and after < least - margin:
+                events += 1
+    if not seen:
+        return None
+    return 100.0 * events / determined if determined else 0.0
+
+
 def _mean(values: Iterable[float | None]) -> float | None:
     vals = [v for v in values if v is not None and not math.isnan(v)]
     return sum(vals) / len(vals) if vals else None
 
 
-def _settle_minutes(run: RunSummary) -> float | None:
-    t = run.figure("settle.time_s")
-    if t is None:
-        t = number(run.summary.get("run", {}).get("end_s")) if run.figures.get("settle") else None
-    return None if t is None else t / 60.0
+def _end_s(run: RunSummary) -> float | None:
+    return number(run.summary.get("run", {}).get("end_s"))
 
 
-#: How each criterion's figure is computed from a group's runs (the selected ones).
-FIGURES: dict[str, Callable[[Sequence[RunSummary]], float | None]] = {
-    "heterogeneous": lambda runs: _mean(r.figure("score_spread.window.mean") for r in runs),
-    "jitter": lambda runs: _mean(r.figure("unloads.window_per_hour") for r in runs),
-    "over_loading": lambda runs: _ratio_pct(runs, "over_loading.events", "over_loading.after_shedding"),
-    "over_unloading": lambda runs: _ratio_pct(runs, "over_unloading.events", "over_unloading.determined"),
-    "speed": lambda runs: _mean(_settle_minutes(r) for r in runs),
+def step_time_s(run: RunSummary) -> float:
+    """When the run's load step happens: the start of its first fault (a scale-in or -out), else 0 (the load
+    tasks start together)."""
+    starts = [number(f.get("start_s")) for f in run.figures.get("faults", []) if isinstance(f, dict)]
+    starts = [s for s in starts if s is not None]
+    return min(starts) if starts else 0.0
+
+
+def speed_minutes(run: RunSummary) -> float | None:
+    """Minutes from the load step to the last shedding unload (``settle.quiet_time_s``; 0 when nothing moved
+    after the step); a run whose shedding had not stopped for a whole settle window counts until its end."""
+    settle = run.figures.get("settle")
+    if not isinstance(settle, dict):
+        return None
+    quiet = number(settle.get("quiet_time_s"))
+    if quiet is None:
+        quiet = _end_s(run)
+        if quiet is None:
+            return None
+    return max(0.0, quiet - step_time_s(run)) / 60.0
+
+
+def strongest_share(run: RunSummary) -> float | None:
+    """The msg rate (in + out) of the broker with the most cores over the mean msg rate of the other brokers,
+    each at its latest load report (``broker_load.parquet``); None when the brokers are all alike."""
+    import pandas as pd
+
+    from tools.analysis import ANALYSIS_DIR
+
+    cluster = run.scenario.get("cluster", {}) if isinstance(run.scenario.get("cluster"), dict) else {}
+    base = number((cluster.get("machine") or {}).get("cores"))
+    base = 8.0 if base is None else base
+    cores = {b: number((m or {}).get("cores")) or base for b, m in (cluster.get("machines") or {}).items()}
+    if not cores or max(cores.values()) <= base:
+        return None
+    strongest = max(sorted(cores), key=lambda b: cores[b])
+    path = run.dir / ANALYSIS_DIR / "broker_load.parquet"
+    if not path.exists():
+        return None
+    load = pd.read_parquet(path, columns=["t", "broker", "msg_rate"]).sort_values("t", kind="stable")
+    latest = load.groupby("broker")["msg_rate"].last()
+    others = latest.drop(strongest, errors="ignore")
+    if strongest not in latest or others.empty or others.mean() <= 0:
+        return None
+    return float(latest[strongest] / others.mean())
+
+
+#: How each criterion's figure is computed from a group's runs (the selected ones) and the rules.
+FIGURES: dict[str, Callable[[Sequence[RunSummary], RatingRules], float | None]] = {
+    "heterogeneous": lambda runs, _rules: _mean(strongest_share(r) for r in runs),
+    "jitter": lambda runs, _rules: _mean(r.figure("unloads.window_per_hour") for r in runs),
+    "over_loading": lambda runs, _rules: _ratio_pct(runs, "over_loading.events", "over_loading.after_shedding"),
+    "over_unloading": lambda runs, rules: over_unloading_pct(runs, rules.least_margin),
+    "speed": lambda runs, _rules: _mean(speed_minutes(r) for r in runs),
 }
 
 
 def rate(groups: Sequence[Group], rules: RatingRules = RatingRules()) -> dict[str, Any]:
     """The rating table: ``{"rows": [{"strategy": label, "criteria": {name: {"grade", "figure", "unit"}}}]}``.
 
-    Only Pulsar runs are rated (the criteria are load-balancing figures); a criterion whose figure no run of the
-    group has is left out of that row.
+    Only Pulsar runs are rated (the criteria are load-balancing figures); a criterion that none of the group's
+    selected runs gives a figure for is left out of that row.
     """
     rows = []
     for g in groups:
         pulsar = [r for r in g.runs if r.model == "pulsar"]
         criteria: dict[str, Any] = {}
         for name, crit in rules.criteria().items():
-            runs = pulsar
-            if crit.scenarios:
-                chosen = [r for r in pulsar if fnmatch.fnmatchcase(r.name, crit.scenarios)]
-                runs = chosen or pulsar
-            figure = FIGURES[name](runs) if runs else None
+            runs = [r for r in pulsar if crit.selects(r.name)]
+            if not runs:
+                continue
+            figure = FIGURES[name](runs, rules)
             if figure is None or math.isnan(figure):
                 continue
             criteria[name] = {"grade": crit.grade(figure), "figure": figure, "unit": crit.unit}
@@ -269,7 +357,9 @@ def comparison(groups: Sequence[Group], by: str, rules: RatingRules = RatingRule
                 "figures": {h.path: g.mean(h.path) for h in cols},
             }
         )
-    return {"by": by, "groups": out_groups, **rate(groups, rules)}
+    # The rating table is per strategy pair whatever the grouping of the figures (a sweep groups by point).
+    every_run = [r for g in groups for r in g.runs]
+    return {"by": by, "groups": out_groups, **rate(group_runs(every_run, "strategy"), rules)}
 
 
 def to_csv(result: Mapping[str, Any]) -> str:

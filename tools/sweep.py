@@ -38,13 +38,24 @@ class Suite:
 #: The suites ``clusteremu sweep --suite NAME`` knows. Extend freely: names must be built-in scenarios.
 SUITES: dict[str, Suite] = {
     "kernel": Suite(("kernel-heartbeat",), "the kernel's own heartbeat model"),
-    "avgshedder-article": Suite(
-        ("avgshedder-homogeneous",),
-        "the experiments of BIGO's AvgShedder article (shared/seeds/000) that the library holds",
+    "article-avgshedder": Suite(
+        (
+            "threshold-homogeneous", "threshold-scale-in", "threshold-heterogeneous", "threshold-jitter",
+            "uniform-homogeneous", "uniform-scale-in", "uniform-heterogeneous", "uniform-jitter",
+            "avgshedder-homogeneous", "avgshedder-scale-in", "avgshedder-heterogeneous", "avgshedder-jitter",
+            "avgshedder-cpu-spike", "avgshedder-scale-out", "avgshedder-hash-corner-case",
+        ),
+        "BIGO's AvgShedder article (shared/seeds/000): each strategy pair of its rating table on the homogeneous "
+        "start, the scale-in, the heterogeneous cluster and the jitter topic, and AvgShedder's own experiments",
     ),
     "pulsar-pathologies": Suite(
-        ("gc-fixed-rate-infinite-cpu",),
-        "reported Pulsar load-balancing pathologies (infinite CPU after a GC pause with fixed-rate sampling)",
+        ("gc-fixed-rate-infinite-cpu", "gc-fixed-delay-finite-cpu", "lookup-storm-broker-crash"),
+        "reported Pulsar load-balancing pathologies (infinite CPU after a GC pause with fixed-rate sampling, and "
+        "its fixed-delay fix) and the lookup storm after a broker crash",
+    ),
+    "pulsar-mechanisms": Suite(
+        ("rolling-restart-modular",),
+        "load-manager mechanisms of the Pulsar slides (shared/seeds/001): the modular load manager on a rolling restart",
     ),
 }
 

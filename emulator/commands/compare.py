@@ -2,7 +2,7 @@
 rating table of the AvgShedder article (good / fair / poor on five criteria, each with its figure).
 
 Runs without an analysis are analysed first (Spark, ``--master``). ``--format json`` prints
-``{"by", "groups", "rows"}``, where ``rows`` is the rating table (docs/analysis.md).
+``{"by", "groups", "rows"}``, where ``rows`` is the rating table (docs/rating.md), one row per strategy pair.
 """
 from __future__ import annotations
 

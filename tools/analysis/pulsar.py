@@ -58,6 +58,7 @@ SCHEMA = EventSchema(
         "leader_elected": {"previous": "str"},
         "leader_vacant": {"previous": "str"},
         "cpu_spike": {"cores": "float", "duration_s": "float"},
+        "agent_stopped": {"reason": "str"},
     }
 )
 
@@ -67,9 +68,21 @@ _RATES = ("score", "msg_rate_in", "msg_rate_out", "msg_throughput_in", "msg_thro
 
 
 # -- parts (pure pandas, one run) -------------------------------------------------------------------------------
+def live_reports(rows: pd.DataFrame) -> pd.DataFrame:
+    """The load reports, plus a report of NaN values for each reporting broker at each ``agent_stopped`` (crash
+    or shutdown): a departed broker's last gauges stop counting, as Prometheus marks a dead target's series
+    stale, until it reports again. Without this a crashed broker's last score stays in every spread for ever."""
+    reports = rows[rows["kind"] == "load_report"]
+    stopped = rows[(rows["kind"] == "agent_stopped") & rows["agent"].isin(reports["agent"].unique())]
+    if stopped.empty:
+        return reports
+    gone = stopped.assign(kind="load_report", **{c: np.nan for c in (*LOAD_FIELDS, "num_bundles", "num_topics") if c in stopped.columns})
+    return pd.concat([reports, gone], ignore_index=True)
+
+
 def spread_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
     """The spread and ratio series, their figures over the run and the settle window, and the settle time."""
-    reports = rows[rows["kind"] == "load_report"]
+    reports = live_reports(rows)
     shed = rows[(rows["kind"] == "bundle_unloaded") & (rows["reason"] == "shedding")]
     cluster = load_balance.cluster_series(reports)
     figures = load_balance.series_figures(cluster, params.end, params.window_start)
@@ -88,7 +101,7 @@ def rounds_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
     reports = rows[rows["kind"] == "load_report"]
     shed = rows[(rows["kind"] == "bundle_unloaded") & (rows["reason"] == "shedding")]
     figures = load_balance.over_unloading(
-        reports, shed, gap_s=params.options.round_gap_s, after_s=params.options.after_round_s, end=params.end
+        live_reports(rows), shed, gap_s=params.options.round_gap_s, after_s=params.options.after_round_s, end=params.end
     )
     return PartResult({"over_unloading": figures}, {"broker_load": broker_load_table(reports)})
 
@@ -250,7 +263,7 @@ class PulsarFigures(ModelFigures):
         return {"max_hop": ("hop", "max")}
 
     def parts(self) -> list[Part]:
-        load = ("load_report", "bundle_unloaded")
+        load = ("load_report", "bundle_unloaded", "agent_stopped")
         return [
             Part("spread", load, PART_BASE + _RATES + ("reason",), spread_part),
             Part("rounds", load, PART_BASE + LOAD_FIELDS + ("num_bundles", "num_topics", "reason"), rounds_part),
