@@ -54,8 +54,10 @@ SUITES: dict[str, Suite] = {
         "its fixed-delay fix) and the lookup storm after a broker crash",
     ),
     "pulsar-mechanisms": Suite(
-        ("rolling-restart-modular",),
-        "load-manager mechanisms of the Pulsar slides (shared/seeds/001): the modular load manager on a rolling restart",
+        ("slides-overload-shedder", "slides-threshold-shedder", "slides-uniform-load-shedder",
+         "rolling-restart-modular", "rolling-restart-extensible"),
+        "load-manager mechanisms of the Pulsar slides (shared/seeds/001): the three shedders on the slides' 3-broker "
+        "example, and the modular and the extensible load manager on the same rolling restart (client reconnect time)",
     ),
 }
 

@@ -29,7 +29,7 @@ from .machine import Machine
 from .split import POLICIES_PREFIX, BundleMap, on_bundles_changed, on_policies, split_on_owner
 from .reporting import LocalReport, percent_usage, score_of
 from .store import BROKERS_PREFIX, LEADER_PATH, OWNERSHIP_PREFIX, STORE
-from .workload import workload_for
+from .workload import client_of, workload_for
 
 #: virtual time 0 as epoch milliseconds, so that a first CPU sample divides by "seconds since the epoch"
 EPOCH_MS = 1_700_000_000_000
@@ -68,6 +68,7 @@ class Broker(Agent):
         self.boots += 1
         self.booted = self.env.event()
         self.task_counts = np.zeros(len(self.workload.tasks))
+        self._stats_cache: tuple[Any, dict[str, dict[str, Any]]] | None = None
         self.bundle_map = BundleMap(self.workload)  # the bundles as this broker knows them (splits)
         self.owned: dict[str, Ownership] = {}
         self.session: str | None = None
@@ -106,7 +107,9 @@ class Broker(Agent):
         self.booted.succeed()
         if self.boots == 1:
             for bundle in self.params.get("initial_bundles", ()):
-                yield from self._acquire(bundle, via="initial")
+                owner = yield from self._acquire(bundle, via="initial")
+                if owner == self.name:
+                    self._serve_preassigned_topics(bundle)
         ex = self.executor_
         interval = (self.params.get("host_usage_interval_s") or 0.0) or \
             self.config["loadBalancerHostUsageCheckIntervalMinutes"] * 60.0
@@ -207,6 +210,8 @@ class Broker(Agent):
         self.stopping = cause
         self.emit("broker_stopping", cause=cause, bundles=len(self.owned))
         self._stop_leading()
+        if self.xchannel is not None:
+            yield from self.xchannel.clean_ownerships()
         for bundle in sorted(self.owned):
             own = self.owned.get(bundle)
             if own is None:
@@ -392,6 +397,20 @@ class Broker(Agent):
             self.emit("bundle_owned", bundle=bundle, via=via)
         return self.name
 
+    def _serve_preassigned_topics(self, bundle: str) -> None:
+        """A bundle preassigned at start comes with its topics' connections: their clients were started
+        connected to this broker (``cluster.start = "preassigned"``), so its traffic flows from now on."""
+        own = self.owned[bundle]
+        wl = self.workload
+        clients = self.params["clients"]
+        topics = wl.bundle_topics[wl.bundle_index[bundle]]
+        self._advance_machine()
+        for ti in topics.tolist():
+            own.topics[ti] = client_of(ti, clients)
+        counts = np.bincount(wl.topic_task[topics], minlength=len(wl.tasks))
+        own.task_counts += counts
+        self.task_counts += counts
+
     def _connect(self, msg: Message) -> None:
         topic = msg.body["topic"]
         ti = self.workload.topic_index[topic]
@@ -449,7 +468,8 @@ class Broker(Agent):
         return float(rin.sum()), float(rout.sum()), float((rin * b).sum()), float((rout * b).sum())
 
     def _advance_machine(self) -> None:
-        self.machine.advance(self.now, self.rates)
+        m = self.machine
+        m.advance(self.now, self.rates, steady=self.workload.is_steady(m._t, self.now))
 
     def _sample_host_usage(self) -> Generator:
         """LinuxBrokerHostUsageImpl: usage from two cumulative samples over the elapsed time in whole seconds."""
@@ -476,19 +496,7 @@ class Broker(Agent):
         wl = self.workload
         topics = sum(len(o.topics) for o in self.owned.values())
         rates = self.rates(self.now)
-        factors = wl.task_factors(self.now)
-        stats = {}
-        for bundle, own in self.owned.items():
-            rin = own.task_counts * factors
-            rout = rin * wl._subs
-            stats[bundle] = {
-                "msgRateIn": float(rin.sum()), "msgRateOut": float(rout.sum()),
-                "msgThroughputIn": float((rin * wl._msg_bytes).sum()),
-                "msgThroughputOut": float((rout * wl._msg_bytes).sum()),
-                "topics": len(self.bundle_map.topics_of(bundle)) if not own.topics else len(own.topics),
-                "consumerCount": int(sum(wl.tasks[int(wl.topic_task[t])].subscriptions for t in own.topics)),
-                "producerCount": len(own.topics),
-            }
+        stats = self._bundle_stats(wl.task_factors(self.now))
         m = self.machine
         self.report = LocalReport(
             cpu=(self.cpu_percent, 100.0 * m.cores),
@@ -500,6 +508,37 @@ class Broker(Agent):
             num_topics=topics, num_bundles=len(self.owned), bundle_stats=stats,
             last_update_ms=self.now_ms(),
         )
+
+    def _bundle_stats(self, factors: np.ndarray) -> dict[str, dict[str, Any]]:
+        """Per owned bundle: rates, throughputs, topic, producer and consumer counts (NamespaceBundleStats).
+
+        Computed for all bundles at once, and reused while neither the bundles, their topics nor the task rates
+        changed (the report task asks every 5 s; a large broker has hundreds of bundles)."""
+        owned = self.owned
+        key = (factors.tobytes(), tuple((b, len(o.topics), o.task_counts.tobytes()) for b, o in owned.items()))
+        if self._stats_cache is not None and self._stats_cache[0] == key:
+            return self._stats_cache[1]
+        wl = self.workload
+        names = list(owned)
+        if names:
+            counts = np.stack([owned[b].task_counts for b in names])
+            rin = counts * factors
+            rout = rin * wl._subs
+            cols = np.stack([rin.sum(axis=1), rout.sum(axis=1), rin @ wl._msg_bytes, rout @ wl._msg_bytes,
+                             counts @ wl._subs])
+            cols = cols.T.tolist()
+        else:
+            cols = []
+        stats = {}
+        for b, (r_in, r_out, t_in, t_out, consumers) in zip(names, cols):
+            own = owned[b]
+            stats[b] = {
+                "msgRateIn": r_in, "msgRateOut": r_out, "msgThroughputIn": t_in, "msgThroughputOut": t_out,
+                "topics": len(self.bundle_map.topics_of(b)) if not own.topics else len(own.topics),
+                "consumerCount": int(round(consumers)), "producerCount": len(own.topics),
+            }
+        self._stats_cache = (key, stats)
+        return stats
 
     def _write_load_report(self) -> None:
         """LoadReportUpdaterTask: refresh the local data; write it only when the update rule says so."""

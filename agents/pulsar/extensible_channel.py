@@ -28,7 +28,12 @@ import numpy as np
 
 from emulator.messages import Message
 from emulator.trace.kinds import declare
-from strategies.pulsar.extensible import ServiceUnitState, StorageType, is_in_flight_state, is_valid_transition
+from strategies import pulsar
+from strategies.pulsar.extensible import (BrokerLoadData, ServiceUnitState, StorageType, is_in_flight_state,
+                                          is_valid_transition)
+
+from .extensible_reporting import LOAD_DATA_PREFIX
+from .store import BROKERS_PREFIX
 
 if TYPE_CHECKING:
     from .broker import Broker
@@ -43,6 +48,9 @@ declare("service_unit_state", "A broker published a service-unit state transitio
 
 #: transitions are checked against the metadata-store storage rules (the channel lives in the store here)
 _STORAGE = StorageType.MetadataStore
+#: ``ServiceUnitStateChannelImpl``: how long a graceful stop waits for its bundles to leave, and how often it looks
+OWNERSHIP_CLEAN_UP_MAX_WAIT_S = 5.0
+OWNERSHIP_CLEAN_UP_RETRY_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -167,8 +175,8 @@ class ServiceUnitChannel:
                 b._advance_machine()
                 b.task_counts -= own.task_counts
                 self._held_clients[bundle] = (dict(own.topics), record.dst)
-                b.emit("bundle_unloaded", bundle=bundle, destination=record.dst, reason="shedding",
-                       topics=len(own.topics))
+                b.emit("bundle_unloaded", bundle=bundle, destination=record.dst,
+                       reason="shutdown" if record.reason == "shutdown" else "shedding", topics=len(own.topics))
             else:
                 b._release(bundle, reason="shedding", destination="", delete=False)
         if transfer:
@@ -193,6 +201,35 @@ class ServiceUnitChannel:
             topics, _dst = self._held_clients.pop(bundle)
             for ti, client in sorted(topics.items()):
                 b.send(client, "close", {"topic": b.workload.topics[ti], "reason": reason})
+
+    def clean_ownerships(self) -> Generator:
+        """A graceful stop (``disableBroker`` → ``cleanOwnerships``, the channel's clean-up with ``gracefully``):
+        each bundle this broker owns is overridden to ``Releasing`` towards a broker that the placement strategy
+        picks among the other registered ones, so that it moves as a transfer — its clients are told the new
+        owner and connect there without a lookup. Then wait, up to ``OWNERSHIP_CLEAN_UP_MAX_WAIT_S``, until
+        nothing is owned here any more; what is left (no other broker, or a slow channel) the caller unloads.
+
+        The selection reads the brokers' registry and ``BrokerLoadData`` once, as this broker's own table views
+        would show them (every broker can run ``selectAsync``, not only the channel owner)."""
+        b = self.b
+        registry = yield from b._store("list", {"prefix": BROKERS_PREFIX})
+        loads = yield from b._store("list", {"prefix": LOAD_DATA_PREFIX})
+        if registry is None or loads is None:
+            return
+        candidates = sorted(p[len(BROKERS_PREFIX):] for p in registry["nodes"] if p[len(BROKERS_PREFIX):] != b.name)
+        load_data = {p[len(LOAD_DATA_PREFIX):]: BrokerLoadData.from_json(d, p) for p, d in sorted(loads["nodes"].items())}
+        placer = pulsar.create(b.config["loadBalancerLoadPlacementStrategy"], b.config, rng=b.rng("shutdown-placement"))
+        for bundle in sorted(b.owned):
+            record = self.view.get(bundle)
+            if record is None or record.state is not ServiceUnitState.Owned or record.dst != b.name:
+                continue
+            dst = placer.select_broker(candidates, bundle, load_data) if candidates else None
+            if dst is None:
+                return  # nobody to take it: the caller unloads what is left
+            yield from self.publish(bundle, ServiceUnitState.Releasing, dst, b.name, "shutdown")
+        deadline = b.now + OWNERSHIP_CLEAN_UP_MAX_WAIT_S
+        while (b.owned or self._held_clients) and b.now < deadline:
+            yield from b.sleep(OWNERSHIP_CLEAN_UP_RETRY_S)
 
     def on_released(self, bundle: str, reason: str) -> None:
         """The broker gave ``bundle`` up outside the channel protocol (graceful stop): mark it Free."""

@@ -36,21 +36,31 @@ class Machine:
         traffic += (tin + tout) / MIB * m["cpu_ms_per_mib"] / 1e3
         return min(self.cores, m["background_cores"] + self.spike_cores + traffic)
 
-    def advance(self, now: float, rates_at: Callable[[float], tuple[float, float, float, float]]) -> None:
-        """Integrate CPU time and NIC bytes from the last call up to ``now``."""
+    def advance(self, now: float, rates_at: Callable[[float], tuple[float, float, float, float]],
+                steady: bool = False) -> None:
+        """Integrate CPU time and NIC bytes from the last call up to ``now``, in sub-steps of at most ``step_s``
+        each with its own noise. ``steady``: the traffic is the same all through, so it is read once."""
         t0 = self._t
         if now <= t0:
             return
         steps = max(1, int(np.ceil((now - t0) / self.m["step_s"])))
         dt = (now - t0) / steps
-        for k in range(steps):
-            r = rates_at(t0 + (k + 0.5) * dt)
-            cores = self.cores_for(r)
-            if self.m["noise_sigma"] > 0:
-                cores *= max(0.0, 1.0 + self.m["noise_sigma"] * float(self.rng.standard_normal()))
-            self.cpu_seconds += min(self.cores, cores) * dt
-            self.bytes_in += r[2] * dt
-            self.bytes_out += r[3] * dt
+        sigma = self.m["noise_sigma"]
+        if steady:
+            r = rates_at(t0 + 0.5 * dt)
+            cores = np.full(steps, self.cores_for(r))
+            self.bytes_in += r[2] * dt * steps
+            self.bytes_out += r[3] * dt * steps
+        else:
+            cores = np.empty(steps)
+            for k in range(steps):
+                r = rates_at(t0 + (k + 0.5) * dt)
+                cores[k] = self.cores_for(r)
+                self.bytes_in += r[2] * dt
+                self.bytes_out += r[3] * dt
+        if sigma > 0:
+            cores *= np.maximum(0.0, 1.0 + sigma * self.rng.standard_normal(steps))
+        self.cpu_seconds += float(np.minimum(self.cores, cores).sum()) * dt
         self._t = now
 
     def heap_mb(self, topics: int, rates: tuple[float, float, float, float]) -> float:

@@ -18,7 +18,7 @@ from scenarios.schema import ArrayOf, Field, MapOf, Table
 from . import broker, client, events  # noqa: F401  (declares their event kinds)
 from . import faults as pulsar_faults
 from .store import STORE
-from .workload import workload_for
+from .workload import client_of, workload_for
 
 MACHINE = {
     "cores": Field("float", default=8.0, gt=0, doc="CPU cores (the cgroup quota)"),
@@ -228,7 +228,7 @@ class PulsarModel:
         owner_of = {b: broker for broker, bs in initial.items() for b in bs}
         topics_of: dict[str, list[str]] = {c: [] for c in clients}
         for i, topic in enumerate(wl.topics):
-            c = clients[i % len(clients)]
+            c = client_of(i, clients)
             topics_of[c].append(topic)
             if owner_of:
                 connected[c][topic] = owner_of[wl.bundles[wl.topic_bundle[i]]]
@@ -243,6 +243,7 @@ class PulsarModel:
                 "resource_model": cluster["resource_model"], "gc": cluster["gc"],
                 "host_usage_mode": cluster["host_usage_mode"],
                 "host_usage_interval_s": cluster["host_usage_interval_s"], "initial_bundles": initial.get(b, []),
+                "clients": clients,
                 "load_manager": data["strategy"]["load_manager"],
                 "all_brokers": brokers + pulsar_faults.in_name_order(added), "start_cause": "scale_out" if b in added else "start",
             }, start_at=added.get(b, 0.0)))

@@ -61,6 +61,7 @@ class BundleMap:
         self._bounds: dict[str, list[int]] = {}  # split namespaces only: sorted lower bounds + FULL_RANGE_END
         self._topics: dict[str, np.ndarray] = {}  # child bundle -> its topic indices (cache)
         self._hashes: dict[int, int] = {}
+        self._initial: dict[str, list[tuple[int, int]]] | None = None
 
     # -- reading ------------------------------------------------------------------------------------------
     def bundle_of(self, ti: int) -> str:
@@ -94,8 +95,7 @@ class BundleMap:
         """The namespace's current bundles as (lower, upper) with the workload's bounds."""
         bounds = self._bounds.get(namespace)
         if bounds is None:
-            wl = self.wl
-            return [self._parse(b)[1:] for j, b in enumerate(wl.bundles) if wl.bundle_namespace[j] == namespace]
+            return list(self._initial_ranges().get(namespace, ()))
         return list(zip(bounds[:-1], bounds[1:]))
 
     def namespace_bundles(self) -> dict[str, list[str]]:
@@ -108,7 +108,11 @@ class BundleMap:
     def exists(self, bundle: str) -> bool:
         """Whether ``bundle`` is one of its namespace's current bundles."""
         ns, lo, hi = self._parse(bundle)
-        return (lo, hi) in self.ranges(ns)
+        bounds = self._bounds.get(ns)
+        if bounds is None:
+            return bundle in self.wl.bundle_index
+        i = bisect.bisect_left(bounds, lo)
+        return i + 1 < len(bounds) and bounds[i] == lo and bounds[i + 1] == hi
 
     # -- changing -----------------------------------------------------------------------------------------
     def apply(self, namespace: str, bounds: list[int]) -> None:
@@ -121,6 +125,15 @@ class BundleMap:
         return sorted(edges) + [FULL_RANGE_END]
 
     # -- helpers ------------------------------------------------------------------------------------------
+    def _initial_ranges(self) -> dict[str, list[tuple[int, int]]]:
+        """Namespace → the workload's initial bundles as (lower, upper), parsed once (a million-bundle cluster
+        asks at every ownership claim)."""
+        if self._initial is None:
+            self._initial = {}
+            for j, b in enumerate(self.wl.bundles):
+                self._initial.setdefault(self.wl.bundle_namespace[j], []).append(self._parse(b)[1:])
+        return self._initial
+
     def _hash(self, ti: int) -> int:
         h = self._hashes.get(ti)
         if h is None:

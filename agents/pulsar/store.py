@@ -111,6 +111,10 @@ class MetadataStore(Agent):
             self.watches.setdefault(prefix, set()).add(msg.src)
             snapshot = {p: n[0] for p, n in self.nodes.items() if p.startswith(prefix)}
             self.reply(msg, {"ok": True, "nodes": snapshot})
+        elif op == "list":
+            # getChildren + getData without a watch: a one-off read of what lies under a prefix
+            prefix = body["prefix"]
+            self.reply(msg, {"ok": True, "nodes": {p: n[0] for p, n in self.nodes.items() if p.startswith(prefix)}})
         elif op == "session_close":
             self._drop_session(session, expired=False)
             self.reply(msg, {"ok": True})

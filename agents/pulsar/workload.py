@@ -101,6 +101,14 @@ class Workload:
         self._subs = np.array([t.subscriptions for t in self.tasks], dtype=float)
 
     # -- rates --------------------------------------------------------------------------------------------
+    def is_steady(self, t0: float, t1: float) -> bool:
+        """Whether every task's rate is the same all through [t0, t1]: constant patterns, none starting or
+        ending inside. Integrators take one rate for such a stretch instead of sampling it."""
+        for task in self.tasks:
+            if task.pattern["kind"] != "constant" or t0 < task.start_s <= t1 or t0 < task.end_s <= t1:
+                return False
+        return True
+
     def task_factors(self, t: float) -> np.ndarray:
         """Each task's producer rate per topic at time ``t`` (msg/s)."""
         return np.array([task.rate_msgs * self._factor(i, task, t) for i, task in enumerate(self.tasks)])
@@ -184,3 +192,8 @@ def workload_for(namespaces: list[dict[str, Any]], tasks: list[dict[str, Any]]) 
     """The (shared, read-only) workload of a scenario's ``workload`` section."""
     spec = json.dumps({"namespaces": namespaces, "tasks": tasks}, sort_keys=True, default=str)
     return _cached(hashlib.sha256(spec.encode()).hexdigest(), spec)
+
+
+def client_of(topic_index: int, clients: list[str]) -> str:
+    """The client agent that produces and consumes topic ``topic_index``: topics are dealt out round robin."""
+    return clients[topic_index % len(clients)]

@@ -25,7 +25,8 @@ def above_average(e) -> bool:
 
 
 def test_every_library_scenario_documents_its_source_and_expectation():
-    for name in SUITES["article-avgshedder"].scenarios + SUITES["pulsar-pathologies"].scenarios:
+    for name in (SUITES["article-avgshedder"].scenarios + SUITES["pulsar-pathologies"].scenarios
+                 + SUITES["pulsar-mechanisms"].scenarios):
         raw = load_scenario(name).data["scenario"]
         assert raw["description"] and raw["source"].startswith("shared/seeds/") and raw["expect"], name
 
@@ -149,3 +150,63 @@ def test_modular_rolling_restart_restarts_each_broker_once_and_topics_come_back_
     back = assert_count(run, "topic_connected", exactly=len(lost), within=(5 * MINUTE, None),
                         where=lambda e: e.unavailable_s > 0)
     assert all(0.1 <= e.unavailable_s < 1.0 for e in back)
+
+
+def reconnects_after(run, t0):
+    """unavailable_s of every topic that came back after ``t0`` (first connections excluded)."""
+    return [e.unavailable_s for e in run.events() if e.kind == "topic_connected" and e.t > t0 and e.unavailable_s > 0]
+
+
+def test_extensible_rolling_restart_transfers_every_bundle_and_reconnects_without_a_lookup(emulate):
+    run = emulate("rolling-restart-extensible", until=15 * MINUTE)
+    stopped = assert_count(run, "broker_stopped", exactly=5)
+    assert [e.agent for e in stopped] == [f"broker-{i}" for i in range(1, 6)]
+    # Every bundle of a stopping broker leaves as a transfer to a named, live destination.
+    moved = assert_count(run, "bundle_unloaded", at_least=50, where=lambda e: e.reason == "shutdown")
+    assert all(e.destination and e.destination != e.agent for e in moved)
+    assert_never(run, "service_unit_state", where=lambda e: e.state == "Free" and e.reason == "shutdown")
+    # Clients are told the new owner: no lookup after the initial ones, and no back-off.
+    assert_never(run, "lookup_hop", within=(5 * MINUTE, None))
+    back = reconnects_after(run, 5 * MINUTE)
+    assert len(back) >= 100 and max(back) < 0.1
+
+    modular = emulate("rolling-restart-modular", until=15 * MINUTE)
+    slow = reconnects_after(modular, 5 * MINUTE)
+    # the modular load manager makes each topic wait its 100 ms back-off and a lookup
+    assert sorted(back)[len(back) // 2] * 10 < sorted(slow)[len(slow) // 2]
+
+
+def shedding_unloads(run):
+    return [e for e in run.events() if e.kind == "unload_decided"]
+
+
+def test_slides_overload_shedder_unloads_only_the_broker_over_85_percent(emulate):
+    run = emulate("slides-overload-shedder", until=5 * MINUTE)
+    reports = latest(run, "load_report", "cpu", until=119.0)
+    assert reports["broker-1"] > 85.0 > max(reports["broker-2"], reports["broker-3"])
+    unloads = shedding_unloads(run)
+    assert unloads and {e.source for e in unloads} == {"broker-1"}
+    assert unloads[0].t < 2 * MINUTE + 1 and unloads[0].bundle.startswith("slides/hot-")
+    assert_count(run, "bundle_owned", at_least=1, entity="broker-3", within=(unloads[0].t, None))
+
+
+def test_slides_threshold_shedder_unloads_only_the_broker_over_average_plus_ten(emulate):
+    run = emulate("slides-threshold-shedder", until=8 * MINUTE)
+    unloads = shedding_unloads(run)
+    assert len(unloads) >= 2 and {e.source for e in unloads} == {"broker-1"}
+    # the usage history starts at zero: broker-1 crosses average + 10 only after a few one-minute cycles
+    assert unloads[0].t > 2 * MINUTE
+
+
+def test_slides_uniform_load_shedder_moves_msg_rate_from_the_busiest_to_the_idlest(emulate):
+    run = emulate("slides-uniform-load-shedder", until=5 * MINUTE)
+    rates = {}
+    for e in run.events():
+        if e.kind == "load_report" and e.t < 59.0:
+            rates[e.agent] = e.msg_rate_in + e.msg_rate_out
+    assert 100 * (rates["broker-1"] - rates["broker-3"]) / rates["broker-3"] > 50 * 100  # the slide's 9777 %
+    unloads = shedding_unloads(run)
+    assert unloads and {e.source for e in unloads} == {"broker-1"}
+    # a bundle moves only if its rate fits in 20 % of the gap: exactly one of broker-1's six does
+    assert len(unloads) == 1
+    assert_count(run, "bundle_owned", exactly=1, entity="broker-3", within=(unloads[0].t, None))
