@@ -62,8 +62,7 @@ class Broker(Agent):
         self.config: dict[str, Any] = p["config"]
         self.workload = workload_for(p["namespaces"], p["tasks"])
         if self.machine is None:  # the host survives a restart of the broker; its CPU counters keep counting
-            self.machine = Machine(p["machine"], p["resource_model"], self.rng("cpu-noise"))
-            self.machine._t = self.now
+            self.machine = Machine(p["machine"], p["resource_model"], self.rng("cpu-noise"), start=self.now)
         self.stopping = None
         self.boots += 1
         self.booted = self.env.event()
@@ -468,8 +467,7 @@ class Broker(Agent):
         return float(rin.sum()), float(rout.sum()), float((rin * b).sum()), float((rout * b).sum())
 
     def _advance_machine(self) -> None:
-        m = self.machine
-        m.advance(self.now, self.rates, steady=self.workload.is_steady(m._t, self.now))
+        self.machine.advance(self.now, self.rates, self.workload.is_steady)
 
     def _sample_host_usage(self) -> Generator:
         """LinuxBrokerHostUsageImpl: usage from two cumulative samples over the elapsed time in whole seconds."""
@@ -515,7 +513,8 @@ class Broker(Agent):
         Computed for all bundles at once, and reused while neither the bundles, their topics nor the task rates
         changed (the report task asks every 5 s; a large broker has hundreds of bundles)."""
         owned = self.owned
-        key = (factors.tobytes(), tuple((b, len(o.topics), o.task_counts.tobytes()) for b, o in owned.items()))
+        # the task counts are counts of own.topics, so they also stand for its size
+        key = (factors.tobytes(), tuple((b, o.task_counts.tobytes()) for b, o in owned.items()))
         if self._stats_cache is not None and self._stats_cache[0] == key:
             return self._stats_cache[1]
         wl = self.workload

@@ -16,7 +16,8 @@ MIB = 1024 * 1024
 
 
 class Machine:
-    def __init__(self, spec: dict[str, Any], model: dict[str, Any], rng: np.random.Generator) -> None:
+    def __init__(self, spec: dict[str, Any], model: dict[str, Any], rng: np.random.Generator,
+                 start: float = 0.0) -> None:
         self.cores = spec["cores"]
         self.nic_kbps = spec["nic_gbps"] * 1e6
         self.heap_max_mb = spec["heap_gb"] * 1024
@@ -27,7 +28,7 @@ class Machine:
         self.cpu_seconds = 0.0  # cumulative CPU time, core-seconds
         self.bytes_in = 0.0
         self.bytes_out = 0.0
-        self._t = 0.0
+        self._t = start  # integrated up to here (virtual time the host came up)
 
     def cores_for(self, rates: tuple[float, float, float, float]) -> float:
         rin, rout, tin, tout = rates
@@ -37,16 +38,17 @@ class Machine:
         return min(self.cores, m["background_cores"] + self.spike_cores + traffic)
 
     def advance(self, now: float, rates_at: Callable[[float], tuple[float, float, float, float]],
-                steady: bool = False) -> None:
+                is_steady: Callable[[float, float], bool] | None = None) -> None:
         """Integrate CPU time and NIC bytes from the last call up to ``now``, in sub-steps of at most ``step_s``
-        each with its own noise. ``steady``: the traffic is the same all through, so it is read once."""
+        each with its own noise. ``is_steady(t0, t1)``: whether the traffic is the same all through [t0, t1], so
+        that it is read once rather than per sub-step."""
         t0 = self._t
         if now <= t0:
             return
         steps = max(1, int(np.ceil((now - t0) / self.m["step_s"])))
         dt = (now - t0) / steps
         sigma = self.m["noise_sigma"]
-        if steady:
+        if is_steady is not None and is_steady(t0, now):
             r = rates_at(t0 + 0.5 * dt)
             cores = np.full(steps, self.cores_for(r))
             self.bytes_in += r[2] * dt * steps
