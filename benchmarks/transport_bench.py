@@ -7,17 +7,24 @@ that every digest is the same.
 
 Scenarios:
 
-* ``storm`` (default): a reconnect storm — ``lookup-storm-broker-crash`` scaled up with ``--set`` overrides to
-  ``--clients`` clients (10,000 by default) on 20 brokers; the crash comes at 30 s so the storm is inside the
-  run.
+* ``storm`` (default): a dense reconnect storm. ``lookup-storm-broker-crash`` with ``--set`` overrides: 5 brokers
+  start owning 256 bundles (``cluster.start = "preassigned"``, so no start-up lookups), ``--clients`` clients
+  (12,000 by default) each producing 8 topics; broker-2 crashes at 5 s, and every client with a topic on it
+  (about 10,000) retries its lookups with back-off until the store expires broker-2's session (30 s), then
+  reconnects elsewhere. The run stops at 40 s. Windows hold tens of events.
+* ``startup-storm``: the sparse one of the earlier benchmark — 20 brokers, ``--clients`` clients whose first
+  lookups are spread over 5 s, a crash at 30 s that sends only broker-2's share (about 1/20) of the clients into
+  a storm, 90 s. Windows hold 2 or 3 events, so it measures the barrier's fixed cost per window.
 * ``pulsar-large``: the built-in scale scenario, multiplied by ``--scale`` (its full size takes minutes per
   virtual minute).
 * any other built-in name or scenario file, as it is.
 
+Also printed: how many clients lost a connection (``topic_disconnected``) — the size of the storm.
+
 Usage::
 
-    python benchmarks/transport_bench.py [storm|pulsar-large|NAME] [--clients 10000] [--scale 0.05]
-        [--until 90] [--agents inproc procs:2] [--json]
+    python benchmarks/transport_bench.py [storm|startup-storm|pulsar-large|NAME] [--clients N] [--scale 0.05]
+        [--until S] [--agents inproc procs:2] [--json]
 """
 from __future__ import annotations
 
@@ -33,18 +40,29 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from emulator.runner import execute  # noqa: E402
+from emulator.trace.reader import open_run  # noqa: E402
 from scenarios.loader import load_scenario  # noqa: E402
 
 
 def storm_overrides(clients: int) -> list[str]:
+    return ["cluster.brokers=5", f"cluster.clients={clients}", "cluster.start=preassigned",
+            "workload.namespaces.0.bundles=256", f"workload.tasks.0.topics={clients * 8}", "faults.0.at=5.0"]
+
+
+def startup_storm_overrides(clients: int) -> list[str]:
     return ["cluster.brokers=20", f"cluster.clients={clients}", "cluster.start_jitter_s=5.0",
             "workload.namespaces.0.bundles=256", f"workload.tasks.0.topics={clients * 2}",
             "faults.0.at=30.0"]
 
 
+#: (overrides, default clients, default virtual seconds) of the two storms
+STORMS = {"storm": (storm_overrides, 12_000, 40.0), "startup-storm": (startup_storm_overrides, 10_000, 90.0)}
+
+
 def build(args: argparse.Namespace):
-    if args.scenario == "storm":
-        return load_scenario("lookup-storm-broker-crash", storm_overrides(args.clients))
+    if args.scenario in STORMS:
+        overrides, clients, _ = STORMS[args.scenario]
+        return load_scenario("lookup-storm-broker-crash", overrides(args.clients or clients))
     if args.scenario == "pulsar-large":
         sys.path.insert(0, str(ROOT / "benchmarks"))
         from pulsar_large_bench import scaled
@@ -53,12 +71,19 @@ def build(args: argparse.Namespace):
     return load_scenario(args.scenario)
 
 
+def disconnected_clients(run_dir: Path) -> int:
+    """Clients that lost at least one topic connection during the run."""
+    return len({e.agent for e in open_run(run_dir).events() if e.kind == "topic_disconnected"})
+
+
 def measure(scenario, agents: str, until: float, tmp: Path) -> dict:
     t0 = time.perf_counter()
-    r = execute(scenario, tmp / agents.replace(":", "-"), until=until, agents=agents)
+    run_dir = tmp / agents.replace(":", "-")
+    r = execute(scenario, run_dir, until=until, agents=agents)
     total = time.perf_counter() - t0
     s = r.stats
     return {
+        "disconnected_clients": disconnected_clients(run_dir),
         "agents": agents,
         "total_wall_s": round(total, 3),
         "run_wall_s": round(s.wall_seconds, 3),
@@ -76,13 +101,15 @@ def measure(scenario, agents: str, until: float, tmp: Path) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("scenario", nargs="?", default="storm")
-    ap.add_argument("--clients", type=int, default=10_000, help="storm: number of clients")
+    ap.add_argument("--clients", type=int, default=None, help="storms: number of clients (12,000 / 10,000)")
     ap.add_argument("--scale", type=float, default=0.05, help="pulsar-large: size factor")
-    ap.add_argument("--until", type=float, default=90.0, help="virtual seconds to run")
+    ap.add_argument("--until", type=float, default=None, help="virtual seconds to run (storms: 40 / 90; else 90)")
     ap.add_argument("--agents", nargs="+", default=["inproc", "procs:2"])
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     scenario = build(args)
+    if args.until is None:
+        args.until = STORMS[args.scenario][2] if args.scenario in STORMS else 90.0
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for agents in args.agents:
@@ -93,9 +120,11 @@ def main(argv: list[str] | None = None) -> int:
         row["total_ratio"] = round(row["total_wall_s"] / base["total_wall_s"], 3)
     same = len({r["digest"] for r in rows}) == 1
     if args.json:
-        print(json.dumps({"scenario": scenario.name, "until": args.until, "same_digest": same, "rows": rows}, indent=2))
+        print(json.dumps({"scenario": scenario.name, "variant": args.scenario, "until": args.until,
+                          "same_digest": same, "rows": rows}, indent=2))
     else:
-        print(f"{scenario.name} for {args.until:g} s of virtual time; digests {'identical' if same else 'DIFFER'}")
+        print(f"{scenario.name} ({args.scenario}) for {args.until:g} s of virtual time; "
+              f"{rows[0]['disconnected_clients']} clients disconnected; digests {'identical' if same else 'DIFFER'}")
         print(f"{'agents':10s} {'run s':>8s} {'total s':>8s} {'ratio':>6s} {'windows':>8s} {'win/s':>8s} "
               f"{'us/win':>7s} {'ev/win':>7s} {'msg/win':>7s}")
         for r in rows:

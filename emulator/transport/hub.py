@@ -53,6 +53,7 @@ class _Peer:
     process: subprocess.Popen | None = None
     call: int = 0  # the call this worker still owes a reply to (0: none)
     reply: tuple[str, Any] | None = None
+    finished: bool = False  # it sent its trace summary and may exit: no longer watched
 
     def describe(self) -> str:
         shown = ", ".join(self.agents[:8])
@@ -70,6 +71,8 @@ class Hub:
         self._auth = secure(self.ctx, self.sock) if secure is not None else None
         self.sock.bind(endpoint)
         self.endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        self._poller = zmq.Poller()
+        self._poller.register(self.sock, zmq.POLLIN)
         self.peers: dict[bytes, _Peer] = {}
         self.dropped: Counter[str] = Counter()
         self._calls = 0
@@ -129,13 +132,23 @@ class Hub:
 
     def _pump(self, timeout_s: float) -> None:
         """Read what has arrived (waiting at most ``timeout_s``), beat, and check that every worker is alive."""
-        sock = self.sock
-        if sock.poll(max(1, int(timeout_s * 1000))):
-            while sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-                self._receive(sock.recv_multipart(zmq.NOBLOCK))
+        # A non-blocking read first: in the window loop the reply is often there already, and the poller (kept,
+        # not made anew per call) only runs when nothing is.
+        if self._drain() or self._poller.poll(max(1, int(timeout_s * 1000))) and self._drain():
             if time.monotonic() < self._next_beat:
                 return  # traffic flows: liveness is checked once per heartbeat period, or when a wait times out
         self._liveness()
+
+    def _drain(self) -> bool:
+        """Receive every frame already queued; whether there was one."""
+        recv, got = self.sock.recv_multipart, False
+        while True:
+            try:
+                frames = recv(zmq.NOBLOCK)
+            except zmq.Again:
+                return got
+            got = True
+            self._receive(frames)
 
     def _drop(self, why: str, identity: bytes) -> None:
         self.dropped[why.split(":")[0]] += 1
@@ -181,6 +194,8 @@ class Hub:
             self._drop(f"unknown call: {kind} answers call {call}, which was never made or is already answered", identity)
             return
         peer.reply = (kind, body)
+        if kind == wire.FINISHED:
+            peer.finished = True
 
     def _liveness(self) -> None:
         now = time.monotonic()
@@ -189,6 +204,8 @@ class Hub:
             for peer in self.peers.values():
                 self.sock.send_multipart([peer.identity + HB_SUFFIX, self._beat])
         for peer in self.peers.values():
+            if peer.finished:
+                continue
             if peer.process is not None and peer.process.poll() is not None:
                 code = peer.process.returncode
                 how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
