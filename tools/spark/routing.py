@@ -103,11 +103,27 @@ def serialize(table: pa.Table) -> bytes:
 
 
 def payload_table(payloads: Iterable[bytes]) -> pa.Table | None:
-    """The payloads of one (run, part) group as one table (None when there are none)."""
-    tables = [pa.ipc.open_stream(bytes(p)).read_all() for p in payloads]
+    """The payloads of one (run, part) group as one table (None when there are none), strings plain again."""
+    tables = [_plain_strings(pa.ipc.open_stream(bytes(p)).read_all()) for p in payloads]
     if not tables:
         return None
     return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+
+
+def _dictionary_strings(table: pa.Table) -> pa.Table:
+    """String columns dictionary-encoded: names of agents, kinds, topics and reasons repeat, and the payloads
+    that Spark shuffles shrink to about a fifth."""
+    for i, f in enumerate(table.schema):
+        if pa.types.is_string(f.type):
+            table = table.set_column(i, f.name, pc.dictionary_encode(table.column(i)))
+    return table
+
+
+def _plain_strings(table: pa.Table) -> pa.Table:
+    for i, f in enumerate(table.schema):
+        if pa.types.is_dictionary(f.type):
+            table = table.set_column(i, f.name, pc.cast(table.column(i), f.type.value_type))
+    return table
 
 
 class Router:
@@ -120,6 +136,10 @@ class Router:
         self._rows: dict[tuple[int, str], list[pa.RecordBatch]] = {}
         self._held: dict[tuple[int, str], int] = {}
         self._tallies: dict[int, list[pa.Table]] = {}
+        # Rows waiting to be tallied, per run and kind: tallying per decoded batch (a few hundred rows of one
+        # kind) spent more on Arrow and pandas calls than on counting.
+        self._untallied: dict[int, dict[str, list[pa.RecordBatch]]] = {}
+        self._untallied_rows = 0
         self._tally_cols = tuple(dict.fromkeys(("t", "agent", "kind", "_n", "duration_s", *tally.columns, *(c for c, _a in tally.extras.values()))))
 
     def add(self, batch: pa.RecordBatch) -> Iterator[tuple[int, str, bytes]]:
@@ -139,9 +159,9 @@ class Router:
             batch = batch.filter(pc.invert(bad))
             if batch.num_rows == 0:
                 return
-        self._tallies.setdefault(run, []).append(self._partial_tally(batch))
         kinds = batch.column("kind")
         single = pc.min(kinds).as_py() == pc.max(kinds).as_py()
+        self._hold_for_tally(run, batch, kinds[0].as_py() if single else None)
         for route in self.routes:
             if single:
                 if kinds[0].as_py() not in route.kinds:
@@ -166,6 +186,7 @@ class Router:
         for key in list(self._rows):
             if self._rows[key]:
                 yield self._flush(key)
+        self._tally_held()
         for run, parts in self._tallies.items():
             yield run, TALLY, serialize(merge_tallies(parts, self.tally))
         self._tallies.clear()
@@ -174,26 +195,35 @@ class Router:
         batches = self._rows[key]
         self._rows[key] = []
         self._held[key] = 0
-        return key[0], key[1], serialize(pa.Table.from_batches(batches))
+        return key[0], key[1], serialize(_dictionary_strings(pa.Table.from_batches(batches)))
 
-    def _partial_tally(self, batch: pa.RecordBatch) -> pa.Table:
-        table = pa.Table.from_batches([batch.select(list(self._tally_cols))])
-        kinds = table.column("kind")
-        if pc.min(kinds).as_py() == pc.max(kinds).as_py():
-            # The decoder's batches hold one kind each: no need to split.
-            spec = self.tally.keys.get(kinds[0].as_py())
-            key = _keys(table, spec) if spec is not None else pa.nulls(table.num_rows, pa.string())
+    def _hold_for_tally(self, run: int, batch: pa.RecordBatch, kind: str | None) -> None:
+        """Keep the tally columns of ``batch`` (``kind`` when it holds one kind only) until enough rows wait."""
+        batch = batch.select(list(self._tally_cols))
+        by_kind = self._untallied.setdefault(run, {})
+        if kind is not None:
+            by_kind.setdefault(kind, []).append(batch)
         else:
-            key_values = np.full(table.num_rows, None, dtype=object)
-            kind_np = kinds.to_numpy(zero_copy_only=False)
-            for kind in pc.unique(kinds).to_pylist():
+            kinds = batch.column("kind")
+            for k in pc.unique(kinds).to_pylist():
+                by_kind.setdefault(k, []).append(batch.filter(pc.equal(kinds, k)))
+        self._untallied_rows += batch.num_rows
+        if self._untallied_rows >= self.flush_rows:
+            self._tally_held()
+
+    def _tally_held(self) -> None:
+        """Fold the rows waiting to be tallied into each run's partial tallies."""
+        for run, by_kind in self._untallied.items():
+            tables = []
+            for kind, batches in by_kind.items():
+                table = pa.Table.from_batches(batches)
                 spec = self.tally.keys.get(kind)
-                if spec is not None:
-                    mask = kind_np == kind
-                    key_values[mask] = _keys(table.filter(pa.array(mask)), spec).to_numpy(zero_copy_only=False)
-            key = pa.array(key_values, pa.string())
-        table = table.append_column("key", key)
-        return _aggregate(table, self.tally, first=True)
+                key = _keys(table, spec) if spec is not None else pa.nulls(table.num_rows, pa.string())
+                tables.append(table.append_column("key", key))
+            if tables:
+                self._tallies.setdefault(run, []).append(_aggregate(pa.concat_tables(tables), self.tally, first=True))
+        self._untallied.clear()
+        self._untallied_rows = 0
 
 
 def _keys(table: pa.Table, key: Key) -> pa.Array:
