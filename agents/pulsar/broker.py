@@ -9,7 +9,9 @@ stops all of them, the session heartbeats and request handling at once.
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import math
+import operator
 from dataclasses import dataclass, field
 from typing import Any, Generator
 
@@ -18,6 +20,7 @@ import simpy
 
 from emulator.agent import Agent, AgentContext
 from emulator.messages import Message
+from strategies.pulsar import PulsarConfig
 
 from . import events  # noqa: F401
 from .faults import in_name_order
@@ -36,11 +39,20 @@ EPOCH_MS = 1_700_000_000_000
 LOAD_REPORT_UPDATE_MINIMUM_INTERVAL_S = 5.0  # LoadReportUpdaterTask's fixed rate in the modular load manager
 
 
+_ownership_serials = itertools.count()
+
+
 @dataclass
 class Ownership:
     disabled: bool = False
     topics: dict[int, str] = field(default_factory=dict)  # topic index -> client agent
-    task_counts: np.ndarray | None = None
+    task_counts: np.ndarray | None = None  # topics per task; only ever grows while the bundle is owned
+    #: unique per ownership (a bundle owned again gets a new one): with the growing task counts, lets the
+    #: report's bundle stats be reused while nothing changed
+    serial: int = field(default_factory=lambda: next(_ownership_serials))
+
+
+_serial_of = operator.attrgetter("serial")
 
 
 class Broker(Agent):
@@ -68,6 +80,7 @@ class Broker(Agent):
         self.booted = self.env.event()
         self.task_counts = np.zeros(len(self.workload.tasks))
         self._stats_cache: tuple[Any, dict[str, dict[str, Any]]] | None = None
+        self._typed_config: PulsarConfig | None = None
         self.bundle_map = BundleMap(self.workload)  # the bundles as this broker knows them (splits)
         self.owned: dict[str, Ownership] = {}
         self.session: str | None = None
@@ -492,7 +505,7 @@ class Broker(Agent):
     def _refresh_report(self) -> None:
         self._advance_machine()
         wl = self.workload
-        topics = sum(len(o.topics) for o in self.owned.values())
+        topics = int(self.task_counts.sum())  # the task counts count the owned bundles' topics
         rates = self.rates(self.now)
         stats = self._bundle_stats(wl.task_factors(self.now))
         m = self.machine
@@ -513,8 +526,8 @@ class Broker(Agent):
         Computed for all bundles at once, and reused while neither the bundles, their topics nor the task rates
         changed (the report task asks every 5 s; a large broker has hundreds of bundles)."""
         owned = self.owned
-        # the task counts are counts of own.topics, so they also stand for its size
-        key = (factors.tobytes(), tuple((b, o.task_counts.tobytes()) for b, o in owned.items()))
+        # The same ownerships (serials) with the same total counts mean that no bundle's counts grew.
+        key = (factors.tobytes(), tuple(map(_serial_of, owned.values())), self.task_counts.tobytes())
         if self._stats_cache is not None and self._stats_cache[0] == key:
             return self._stats_cache[1]
         wl = self.workload
@@ -544,7 +557,9 @@ class Broker(Agent):
         if self.session is None:
             return
         self._refresh_report()
-        reason = self.report.needs_update(self.last_written, self.now - self.last_write_t, self.config)
+        if self._typed_config is None:
+            self._typed_config = PulsarConfig(self.config)
+        reason = self.report.needs_update(self.last_written, self.now - self.last_write_t, self._typed_config)
         if reason is None:
             return
         previous = (self.last_written, self.last_write_t)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Generator
 
 from strategies import pulsar
+from strategies.pulsar.load_data import BrokerData, BundleData, LocalBrokerData
 from strategies.pulsar.placement.pipeline import select_broker_for_assignment
 from strategies.pulsar.split.auto_split import check_namespace_bundle_split
 
@@ -35,6 +36,8 @@ class LoadManager:
         cfg = broker.config
         self.cfg = cfg
         self.reports: dict[str, dict[str, Any]] = {}
+        # each report parsed once, when it arrives: the leader reads every broker's on every report and shed
+        self.local_data: dict[str, LocalBrokerData] = {}
         self.active: set[str] = set()
         self.history = pulsar.BundleHistory()
         self.recently_unloaded: dict[str, int] = {}  # bundle -> epoch ms
@@ -73,13 +76,15 @@ class LoadManager:
             return
         if change == "deleted":
             self.reports.pop(broker, None)
+            self.local_data.pop(broker, None)
             self.active.discard(broker)
             if hasattr(self.placer, "on_active_brokers_change"):
                 self.placer.on_active_brokers_change(sorted(self.active))
         else:
+            self.local_data[broker] = LocalBrokerData.from_json(data, f'brokerData["{broker}"].localData')
             self.reports[broker] = data
             self.active.add(broker)
-        self.history.update_all(self.reports)
+        self.history.update_all_stats({b: ld.last_stats for b, ld in self.local_data.items()})
         # Preallocations the owner now reports are real: drop them.
         for bundle in [b for b in self.preallocated if any(b in r["lastStats"] for r in self.reports.values())]:
             del self.preallocated[bundle]
@@ -129,14 +134,21 @@ class LoadManager:
             self.splitting.discard(bundle)
 
     def load_data(self) -> "pulsar.LoadData":
-        """The leader's ``LoadData``: latest reports, bundle history, preallocations, grace-period bundles."""
-        return pulsar.LoadData.from_json({
-            "brokerData": {b: {"localData": r, "preallocatedBundleData": {
-                bundle: self.history.bundle_json(bundle) for bundle, owner in self.preallocated.items()
-                if owner == b}} for b, r in sorted(self.reports.items())},
-            "bundleData": self.history.to_json(),
-            "recentlyUnloadedBundles": dict(self.recently_unloaded),
-        })
+        """The leader's ``LoadData``: latest reports, bundle history, preallocations, grace-period bundles.
+
+        Its dicts and ``BrokerData`` are new; the reports and bundle histories in them are the leader's own
+        objects, which strategies only read (placement adds entries to the new dicts)."""
+        history = self.history.bundles
+        preallocated: dict[str, dict[str, BundleData]] = {}
+        for bundle, owner in self.preallocated.items():
+            data = history.get(bundle)
+            preallocated.setdefault(owner, {})[bundle] = data if data is not None else BundleData.with_default_stats()
+        return pulsar.LoadData(
+            broker_data={b: BrokerData(local_data=ld, preallocated_bundle_data=preallocated.get(b, {}))
+                         for b, ld in sorted(self.local_data.items())},
+            bundle_data=dict(history),
+            recently_unloaded_bundles=dict(self.recently_unloaded),
+        )
 
     # -- shedding -------------------------------------------------------------------------------------------
     def shed(self) -> None:

@@ -6,7 +6,7 @@ strategies and the analyses all compute them the same way (Pulsar's float32 ``pe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from strategies.pulsar import report_update
 from strategies.pulsar.resource_usage import ResourceUsage, weighted_max_4
@@ -45,27 +45,36 @@ class LocalReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The report with Pulsar's JSON names (``LocalBrokerData``), as ``LoadData.from_json`` reads it."""
+        out = self.summary()
+        out.update({
+            "numTopics": self.num_topics,
+            "numConsumers": int(sum(s["consumerCount"] for s in self.bundle_stats.values())),
+            "numProducers": int(sum(s["producerCount"] for s in self.bundle_stats.values())),
+            "bundles": sorted(self.bundle_stats), "lastStats": self.bundle_stats,
+            "loadManagerClassName": "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl",
+        })
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """The part of :meth:`to_dict` without the per-bundle data: resources, traffic totals, bundle count and
+        time — all that the update rule and the score read (the broker checks the rule every few seconds)."""
         out: dict[str, Any] = {_JAVA_NAMES[r]: {"usage": getattr(self, r)[0], "limit": getattr(self, r)[1]}
                                for r in RESOURCES}
         out.update({
             "msgRateIn": self.msg_rate_in, "msgRateOut": self.msg_rate_out,
             "msgThroughputIn": self.msg_throughput_in, "msgThroughputOut": self.msg_throughput_out,
-            "numTopics": self.num_topics, "numBundles": self.num_bundles,
-            "numConsumers": int(sum(s["consumerCount"] for s in self.bundle_stats.values())),
-            "numProducers": int(sum(s["producerCount"] for s in self.bundle_stats.values())),
-            "bundles": sorted(self.bundle_stats), "lastStats": self.bundle_stats,
-            "lastUpdate": self.last_update_ms,
-            "loadManagerClassName": "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl",
+            "numBundles": self.num_bundles, "lastUpdate": self.last_update_ms,
         })
         return out
 
-    def needs_update(self, last: "LocalReport | None", since_write_s: float, config: dict[str, Any]) -> str | None:
-        """Why the report must be written now (``needBrokerDataUpdate``), or None."""
+    def needs_update(self, last: "LocalReport | None", since_write_s: float, config: Mapping[str, Any]) -> str | None:
+        """Why the report must be written now (``needBrokerDataUpdate``), or None. ``config`` is best given as
+        a :class:`~strategies.pulsar.PulsarConfig` (a dict is converted on every call)."""
         if last is None:
             return "first"
-        return report_update.update_reason(last.to_dict(), self.to_dict(), since_write_s * 1000.0, config)
+        return report_update.update_reason(last.summary(), self.summary(), since_write_s * 1000.0, config)
 
 
 def score_of(report: LocalReport, config: dict[str, Any]) -> float:
     """The broker's score: Pulsar's 4-argument weighted max resource usage × 100."""
-    return 100.0 * weighted_max_4(report.to_dict(), config)
+    return 100.0 * weighted_max_4(report.summary(), config)

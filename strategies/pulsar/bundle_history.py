@@ -28,19 +28,40 @@ class BundleHistory:
 
     def update_all(self, reports: Mapping[str, Mapping[str, Any]]) -> None:
         """Fold one sample per reported bundle from ``reports`` ({broker: LocalBrokerData JSON})."""
+        self.update_all_stats({
+            broker: {bundle: NamespaceBundleStats.from_json(raw, f'brokerData["{broker}"].localData.lastStats["{bundle}"]')
+                     for bundle, raw in (report.get("lastStats") or {}).items()}
+            for broker, report in reports.items()
+        })
+
+    def update_all_stats(self, last_stats: Mapping[str, Mapping[str, NamespaceBundleStats]]) -> None:
+        """:meth:`update_all` from reports already parsed: {broker: its ``lastStats``}.
+
+        The leader calls this on every report of every broker with all of them, so the fold is written out
+        here (the same float operations as :meth:`TimeAverageMessageData.update`, in the same order).
+        """
+        bundles = self.bundles
         active: set[str] = set()
-        for broker in java_order(reports, "concurrent"):
-            last_stats = reports[broker].get("lastStats") or {}
-            for bundle, raw in last_stats.items():
+        for broker in java_order(last_stats, "concurrent"):
+            for bundle, st in last_stats[broker].items():
                 active.add(bundle)
-                stats = NamespaceBundleStats.from_json(raw, f'brokerData["{broker}"].localData.lastStats["{bundle}"]')
-                data = self.bundles.get(bundle)
+                data = bundles.get(bundle)
                 if data is None:
-                    data = BundleData.with_default_stats()
-                    self.bundles[bundle] = data
-                data.update(stats)
-        for bundle in [b for b in self.bundles if b not in active]:
-            del self.bundles[bundle]
+                    data = bundles[bundle] = BundleData.with_default_stats()
+                tin, tout, rin, rout = st.msg_throughput_in, st.msg_throughput_out, st.msg_rate_in, st.msg_rate_out
+                for avg in (data.short_term_data, data.long_term_data):
+                    n = avg.num_samples + 1
+                    if n > avg.max_samples:
+                        n = avg.max_samples
+                    avg.num_samples = n
+                    avg.msg_throughput_in = ((n - 1) * avg.msg_throughput_in + tin) / n
+                    avg.msg_throughput_out = ((n - 1) * avg.msg_throughput_out + tout) / n
+                    avg.msg_rate_in = ((n - 1) * avg.msg_rate_in + rin) / n
+                    avg.msg_rate_out = ((n - 1) * avg.msg_rate_out + rout) / n
+                data.topics = st.topics
+        if len(active) != len(bundles):
+            for bundle in [b for b in bundles if b not in active]:
+                del bundles[bundle]
 
     def bundle_json(self, bundle: str) -> dict[str, Any]:
         """``bundle``'s ``BundleData`` JSON; default stats (0 samples) for a bundle without history."""
