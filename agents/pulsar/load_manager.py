@@ -102,7 +102,7 @@ class LoadManager:
             if d.bundle in self.splitting:
                 continue
             self.splitting.add(d.bundle)
-            self.history.bundles.pop(d.bundle, None)
+            self.history.forget(d.bundle)
             self.b.emit("split_decided", bundle=d.bundle, broker=d.broker, unload=d.unload)
             self.b.spawn(self._split(d.broker, d.bundle, d.unload))
 
@@ -121,7 +121,7 @@ class LoadManager:
                 if st["topics"] > max_topics or (max_sessions > 0 and
                                                  st["consumerCount"] + st["producerCount"] > max_sessions):
                     return True
-                data = self.history.bundles.get(bundle)
+                data = self.history.get(bundle)
                 if data is not None and (data.long_term_data.total_msg_rate() > max_rate
                                          or data.long_term_data.total_msg_throughput() > max_bytes):
                     return True
@@ -146,7 +146,7 @@ class LoadManager:
         return pulsar.LoadData(
             broker_data={b: BrokerData(local_data=ld, preallocated_bundle_data=preallocated.get(b, {}))
                          for b, ld in sorted(self.local_data.items())},
-            bundle_data=dict(history),
+            bundle_data=history,
             recently_unloaded_bundles=dict(self.recently_unloaded),
         )
 

@@ -7,6 +7,11 @@ the first time starts from the default stats (50 msg/s, 50000 B/s, in and out) w
 first sample replaces them. Bundles that no broker reports any more are dropped. A bundle reported by two
 brokers gets two samples, as in Pulsar.
 
+The averages live in numpy arrays, one slot per bundle: a cluster of 100,000 bundles folds a sample into
+every one of them on each report of any broker, which a loop over ``BundleData`` objects cannot do often.
+The arithmetic is :meth:`TimeAverageMessageData.update`'s, operation for operation, so the values are the
+same to the bit. ``BundleData`` objects are made when read.
+
 Departure: Pulsar first tries to load a new bundle's history from the metadata store (written every
 ``loadBalancerResourceQuotaUpdateIntervalMinutes``); this history only has what it has seen itself.
 """
@@ -14,18 +19,40 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+import numpy as np
+
 from .java_order import java_order
-from .load_data import BundleData, NamespaceBundleStats, default_bundle_stats
+from .load_data import (
+    NUM_LONG_SAMPLES,
+    NUM_SHORT_SAMPLES,
+    BundleData,
+    NamespaceBundleStats,
+    TimeAverageMessageData,
+    default_bundle_stats,
+)
 
 __all__ = ["BundleHistory"]
 
+#: sample columns, in the order of ``TimeAverageMessageData``'s fields
+_VALUES = ("msg_throughput_in", "msg_throughput_out", "msg_rate_in", "msg_rate_out")
+_MAX_SAMPLES = np.array([[NUM_SHORT_SAMPLES], [NUM_LONG_SAMPLES]], dtype=np.int64)
+
 
 class BundleHistory:
-    """Bundle name → :class:`BundleData`, updated from brokers' ``LocalBrokerData`` reports (JSON dicts)."""
+    """Bundle name → :class:`BundleData`, updated from brokers' ``LocalBrokerData`` reports."""
 
     def __init__(self) -> None:
-        self.bundles: dict[str, BundleData] = {}
+        self._slot: dict[str, int] = {}  # insertion order = the order bundles were first seen
+        self._names: list[str | None] = []
+        self._free: list[int] = []
+        self._num = np.zeros((2, 0), dtype=np.int64)  # samples: [short, long] × slot
+        self._val = np.zeros((2, 4, 0))  # [short, long] × _VALUES × slot
+        self._topics = np.zeros(0, dtype=np.int64)
+        # per broker: (its lastStats mapping, slots of its bundles, samples 4 × n, topics), rebuilt when the
+        # broker's report object changes or a slot is freed
+        self._samples: dict[str, tuple[Mapping[str, NamespaceBundleStats], np.ndarray, np.ndarray, np.ndarray]] = {}
 
+    # -- folding ----------------------------------------------------------------------------------------------
     def update_all(self, reports: Mapping[str, Mapping[str, Any]]) -> None:
         """Fold one sample per reported bundle from ``reports`` ({broker: LocalBrokerData JSON})."""
         self.update_all_stats({
@@ -35,37 +62,132 @@ class BundleHistory:
         })
 
     def update_all_stats(self, last_stats: Mapping[str, Mapping[str, NamespaceBundleStats]]) -> None:
-        """:meth:`update_all` from reports already parsed: {broker: its ``lastStats``}.
+        """:meth:`update_all` from reports already parsed: {broker: its ``lastStats``}. Pass the same mapping
+        object again for a broker whose report did not change: its samples are then reused."""
+        for broker in [b for b in self._samples if b not in last_stats]:
+            del self._samples[broker]
+        parts = [self._broker_samples(broker, last_stats[broker]) for broker in java_order(last_stats, "concurrent")]
+        if not parts:
+            self._drop(np.zeros(0, dtype=np.int64), 0)
+            return
+        slots = np.concatenate([p[1] for p in parts])
+        samples = np.concatenate([p[2] for p in parts], axis=1)
+        topics = np.concatenate([p[3] for p in parts])
+        _, first = np.unique(slots, return_index=True)
+        reported = len(first)
+        if reported == len(slots):
+            self._fold(slots, samples, topics)
+        else:
+            # A bundle in two reports gets both samples, in broker order: the first ones together, the rest after.
+            first.sort()
+            self._fold(slots[first], samples[:, first], topics[first])
+            rest = np.ones(len(slots), dtype=bool)
+            rest[first] = False
+            for i in np.flatnonzero(rest):
+                self._fold(slots[i:i + 1], samples[:, i:i + 1], topics[i:i + 1])
+        self._drop(slots, reported)
 
-        The leader calls this on every report of every broker with all of them, so the fold is written out
-        here (the same float operations as :meth:`TimeAverageMessageData.update`, in the same order).
-        """
-        bundles = self.bundles
-        active: set[str] = set()
-        for broker in java_order(last_stats, "concurrent"):
-            for bundle, st in last_stats[broker].items():
-                active.add(bundle)
-                data = bundles.get(bundle)
-                if data is None:
-                    data = bundles[bundle] = BundleData.with_default_stats()
-                tin, tout, rin, rout = st.msg_throughput_in, st.msg_throughput_out, st.msg_rate_in, st.msg_rate_out
-                for avg in (data.short_term_data, data.long_term_data):
-                    n = avg.num_samples + 1
-                    if n > avg.max_samples:
-                        n = avg.max_samples
-                    avg.num_samples = n
-                    avg.msg_throughput_in = ((n - 1) * avg.msg_throughput_in + tin) / n
-                    avg.msg_throughput_out = ((n - 1) * avg.msg_throughput_out + tout) / n
-                    avg.msg_rate_in = ((n - 1) * avg.msg_rate_in + rin) / n
-                    avg.msg_rate_out = ((n - 1) * avg.msg_rate_out + rout) / n
-                data.topics = st.topics
-        if len(active) != len(bundles):
-            for bundle in [b for b in bundles if b not in active]:
-                del bundles[bundle]
+    def _broker_samples(
+        self, broker: str, stats: Mapping[str, NamespaceBundleStats]
+    ) -> tuple[Mapping[str, NamespaceBundleStats], np.ndarray, np.ndarray, np.ndarray]:
+        cached = self._samples.get(broker)
+        if cached is not None and cached[0] is stats:
+            return cached
+        slots = np.fromiter((self._slot_of(b) for b in stats), dtype=np.int64, count=len(stats))
+        samples = np.array([[getattr(st, v) for v in _VALUES] for st in stats.values()], dtype=float).reshape(-1, 4).T
+        topics = np.fromiter((st.topics for st in stats.values()), dtype=np.int64, count=len(stats))
+        out = self._samples[broker] = (stats, slots, np.ascontiguousarray(samples), topics)
+        return out
+
+    def _slot_of(self, bundle: str) -> int:
+        slot = self._slot.get(bundle)
+        if slot is not None:
+            return slot
+        if self._free:
+            slot = self._free.pop()
+            self._names[slot] = bundle
+        else:
+            slot = len(self._names)
+            self._names.append(bundle)
+            if slot >= self._num.shape[1]:
+                grow = max(64, slot)
+                self._num = np.concatenate([self._num, np.zeros((2, grow), dtype=np.int64)], axis=1)
+                self._val = np.concatenate([self._val, np.zeros((2, 4, grow))], axis=2)
+                self._topics = np.concatenate([self._topics, np.zeros(grow, dtype=np.int64)])
+        default = default_bundle_stats()
+        self._num[:, slot] = 0
+        self._val[:, :, slot] = [getattr(default, v) for v in _VALUES]
+        self._topics[slot] = 0
+        self._slot[bundle] = slot
+        return slot
+
+    def _fold(self, slots: np.ndarray, samples: np.ndarray, topics: np.ndarray) -> None:
+        """One sample per slot (slots distinct): ``n = min(n + 1, max)``, ``v = ((n - 1) * v + sample) / n``."""
+        n = np.minimum(self._num[:, slots] + 1, _MAX_SAMPLES)
+        self._num[:, slots] = n
+        n = n[:, None, :]
+        self._val[:, :, slots] = ((n - 1) * self._val[:, :, slots] + samples[None, :, :]) / n
+        self._topics[slots] = topics
+
+    def _drop(self, slots: np.ndarray, reported: int) -> None:
+        """Forget the bundles that no report holds (``slots`` were reported, ``reported`` of them distinct)."""
+        if len(self._slot) == reported:
+            return  # every known bundle was reported
+        seen = np.zeros(len(self._names), dtype=bool)
+        seen[slots] = True
+        gone = [b for b, s in self._slot.items() if not seen[s]]
+        for bundle in gone:
+            self.forget(bundle)
+
+    def forget(self, bundle: str) -> None:
+        """Drop ``bundle``'s history (the leader does when it splits the bundle)."""
+        slot = self._slot.pop(bundle, None)
+        if slot is None:
+            return
+        self._names[slot] = None
+        self._free.append(slot)
+        self._samples.clear()  # their slot arrays may name the freed slot
+
+    # -- reading ------------------------------------------------------------------------------------------------
+    def __contains__(self, bundle: object) -> bool:
+        return bundle in self._slot
+
+    def __len__(self) -> int:
+        return len(self._slot)
+
+    def get(self, bundle: str) -> BundleData | None:
+        """``bundle``'s history as a new :class:`BundleData`, or None for a bundle without one."""
+        slot = self._slot.get(bundle)
+        return None if slot is None else self._data(slot)
+
+    def _data(self, slot: int) -> BundleData:
+        num, val = self._num[:, slot].tolist(), self._val[:, :, slot].tolist()
+        short = TimeAverageMessageData(NUM_SHORT_SAMPLES, num[0], *val[0])
+        long_ = TimeAverageMessageData(NUM_LONG_SAMPLES, num[1], *val[1])
+        return BundleData(short_term_data=short, long_term_data=long_, topics=int(self._topics[slot]))
+
+    @property
+    def bundles(self) -> dict[str, BundleData]:
+        """Every bundle's history as new :class:`BundleData` objects, in the order bundles were first seen."""
+        if not self._slot:
+            return {}
+        names = list(self._slot)
+        slots = np.fromiter(self._slot.values(), dtype=np.int64, count=len(names))
+        num = self._num[:, slots].T.tolist()
+        val = self._val[:, :, slots].transpose(2, 0, 1).tolist()
+        topics = self._topics[slots].tolist()
+        return {
+            name: BundleData(
+                short_term_data=TimeAverageMessageData(NUM_SHORT_SAMPLES, n[0], *v[0]),
+                long_term_data=TimeAverageMessageData(NUM_LONG_SAMPLES, n[1], *v[1]),
+                topics=t,
+            )
+            for name, n, v, t in zip(names, num, val, topics)
+        }
 
     def bundle_json(self, bundle: str) -> dict[str, Any]:
         """``bundle``'s ``BundleData`` JSON; default stats (0 samples) for a bundle without history."""
-        data = self.bundles.get(bundle)
+        data = self.get(bundle)
         return (data if data is not None else BundleData.with_default_stats(default_bundle_stats())).to_json()
 
     def to_json(self) -> dict[str, Any]:

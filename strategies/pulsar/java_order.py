@@ -32,6 +32,7 @@ is taken to have been filled in the snapshot's order (the real insertion history
 """
 from __future__ import annotations
 
+import functools
 import math
 from functools import lru_cache
 from typing import Iterable, Iterator, Literal
@@ -189,10 +190,16 @@ def java_order(
     keys: Iterable[str], kind: MapKind = "hashmap", initial_capacity: int | None = None
 ) -> list[str]:
     """Iteration order of a fresh Java map of ``kind`` after putting ``keys`` in the given order."""
+    return list(_java_order(tuple(keys), kind, initial_capacity))
+
+
+@functools.lru_cache(maxsize=32)
+def _java_order(keys: tuple[str, ...], kind: MapKind, initial_capacity: int | None) -> tuple[str, ...]:
+    # Memoised: the leader orders the same 100,000 bundle names on every shedding cycle and report.
     table = JavaHashMapOrder(kind, initial_capacity)
     for key in keys:
         table.put(key)
-    return table.keys()
+    return tuple(table.keys())
 
 
 

@@ -26,6 +26,7 @@ are ignored and an all-NaN call returns −∞ (exactly like Java).
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -44,6 +45,17 @@ __all__ = [
 _F32_HUNDRED = np.float32(100.0)
 
 
+_FLOAT32 = struct.Struct("f")
+
+
+def _f32(x: float) -> float:
+    """``x`` rounded to the nearest float32, as Java's ``(float)`` cast does (beyond the range: ±inf)."""
+    try:
+        return _FLOAT32.unpack(_FLOAT32.pack(x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
 @dataclass
 class ResourceUsage:
     """One resource of a broker: ``usage`` out of ``limit`` (same unit for both)."""
@@ -53,16 +65,22 @@ class ResourceUsage:
 
     def percent_usage_f32(self) -> np.float32:
         """``percentUsage()`` as Java's float: float32 division, then float32 × 100; 0 if ``limit <= 0``."""
-        proportion = np.float32(0.0)
-        if self.limit > 0:
-            with np.errstate(all="ignore"):  # inf/NaN usages propagate exactly as in Java
-                proportion = np.float32(self.usage) / np.float32(self.limit)
-        with np.errstate(all="ignore"):
-            return np.float32(proportion * _F32_HUNDRED)
+        return np.float32(self.percent_usage())
 
     def percent_usage(self) -> float:
-        """``percentUsage()`` widened to double (a Python float), in percent (0–100, or more)."""
-        return float(self.percent_usage_f32())
+        """``percentUsage()`` widened to double (a Python float), in percent (0–100, or more).
+
+        Computed in doubles rounded to float32 after each operation: a double holds more than twice float32's
+        precision, so this is float32 arithmetic to the bit (inf and NaN usages propagate as in Java), without
+        numpy scalars, which cost more than the rest of a broker's report check."""
+        proportion = 0.0
+        if self.limit > 0:
+            usage, limit = _f32(self.usage), _f32(self.limit)
+            if limit != 0.0:
+                proportion = _f32(usage / limit)
+            else:  # a positive limit below float32's range
+                proportion = math.nan if usage == 0.0 or usage != usage else math.copysign(math.inf, usage)
+        return _f32(proportion * 100.0)
 
     def to_json(self) -> dict[str, float]:
         """Pulsar's JSON shape: ``{"usage": .., "limit": ..}``."""
