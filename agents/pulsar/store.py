@@ -27,6 +27,9 @@ class MetadataStore(Agent):
 
     def on_start(self) -> None:
         self.nodes: dict[str, tuple[Any, str | None]] = {}  # path -> (data, owning session or None)
+        # The paths under every prefix read so far (watch, list), kept in node order: a cluster of 100,000
+        # bundles has as many ownership nodes, and a thousand brokers booting read the few other prefixes.
+        self._under: dict[str, dict[str, None]] = {}
         self.sessions: dict[str, dict[str, Any]] = {}
         self.ephemeral: dict[str, set[str]] = {}  # session -> its ephemeral paths
         self.watches: dict[str, set[str]] = {}  # path prefix -> watcher agents
@@ -109,18 +112,30 @@ class MetadataStore(Agent):
         elif op == "watch":
             prefix = body["prefix"]
             self.watches.setdefault(prefix, set()).add(msg.src)
-            snapshot = {p: n[0] for p, n in self.nodes.items() if p.startswith(prefix)}
+            snapshot = self._snapshot(prefix)
             self.reply(msg, {"ok": True, "nodes": snapshot})
         elif op == "list":
             # getChildren + getData without a watch: a one-off read of what lies under a prefix
             prefix = body["prefix"]
-            self.reply(msg, {"ok": True, "nodes": {p: n[0] for p, n in self.nodes.items() if p.startswith(prefix)}})
+            self.reply(msg, {"ok": True, "nodes": self._snapshot(prefix)})
         elif op == "session_close":
             self._drop_session(session, expired=False)
             self.reply(msg, {"ok": True})
 
     # -- nodes and watches --------------------------------------------------------------------------------
+    def _snapshot(self, prefix: str) -> dict[str, Any]:
+        """{path: data} of the nodes under ``prefix``, in node order."""
+        paths = self._under.get(prefix)
+        if paths is None:
+            paths = self._under[prefix] = {p: None for p in self.nodes if p.startswith(prefix)}
+        nodes = self.nodes
+        return {p: nodes[p][0] for p in paths}
+
     def _put(self, path: str, data: Any, owner: str | None, change: str) -> None:
+        if path not in self.nodes:
+            for prefix, paths in self._under.items():
+                if path.startswith(prefix):
+                    paths[path] = None
         self.nodes[path] = (data, owner)
         if owner is not None:
             self.ephemeral.setdefault(owner, set()).add(path)
@@ -130,6 +145,8 @@ class MetadataStore(Agent):
         node = self.nodes.pop(path, None)
         if node is None:
             return False
+        for paths in self._under.values():
+            paths.pop(path, None)
         if node[1] is not None:
             self.ephemeral.get(node[1], set()).discard(path)
         if path == LEADER_PATH:
