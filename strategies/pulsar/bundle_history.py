@@ -48,6 +48,10 @@ class BundleHistory:
         self._num = np.zeros((2, 0), dtype=np.int64)  # samples: [short, long] × slot
         self._val = np.zeros((2, 4, 0))  # [short, long] × _VALUES × slot
         self._topics = np.zeros(0, dtype=np.int64)
+        self._cur = np.zeros((4, 0))  # each slot's latest sample, _VALUES × slot
+        self._cur_topics = np.zeros(0, dtype=np.int64)
+        #: every known bundle is in exactly one report, and _cur holds the samples of the reports given last
+        self._aligned = False
         # per broker: (its lastStats mapping, slots of its bundles, samples 4 × n, topics), rebuilt when the
         # broker's report object changes or a slot is freed
         self._samples: dict[str, tuple[Mapping[str, NamespaceBundleStats], np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -66,19 +70,35 @@ class BundleHistory:
         object again for a broker whose report did not change: its samples are then reused."""
         for broker in [b for b in self._samples if b not in last_stats]:
             del self._samples[broker]
-        parts = [self._broker_samples(broker, last_stats[broker]) for broker in java_order(last_stats, "concurrent")]
+            self._aligned = False
+        order = java_order(last_stats, "concurrent")
+        if self._aligned and len(order) == len(self._samples):
+            missed = [b for b in order if self._samples[b][0] is not last_stats[b]]
+            for broker in missed:
+                self._broker_samples(broker, last_stats[broker])
+            if self._aligned:
+                # Every known bundle is in exactly one report and the per-slot samples are current: fold them all
+                # at once, slot by slot (free slots are folded too; a slot is reset when it is taken again).
+                self._fold(slice(0, len(self._names)), self._cur[:, :len(self._names)], self._cur_topics[:len(self._names)])
+                return
+        parts = [self._broker_samples(broker, last_stats[broker]) for broker in order]
         if not parts:
             self._drop(np.zeros(0, dtype=np.int64), 0)
             return
         slots = np.concatenate([p[1] for p in parts])
         samples = np.concatenate([p[2] for p in parts], axis=1)
         topics = np.concatenate([p[3] for p in parts])
+        self._cur[:, slots] = samples  # with a bundle in two reports, the later one (unused: not aligned then)
+        self._cur_topics[slots] = topics
         _, first = np.unique(slots, return_index=True)
         reported = len(first)
         if reported == len(slots):
             self._fold(slots, samples, topics)
+            # with every known bundle reported once, the next calls can take the aligned path
+            self._aligned = reported == len(self._slot)
         else:
             # A bundle in two reports gets both samples, in broker order: the first ones together, the rest after.
+            self._aligned = False
             first.sort()
             self._fold(slots[first], samples[:, first], topics[first])
             rest = np.ones(len(slots), dtype=bool)
@@ -93,9 +113,15 @@ class BundleHistory:
         cached = self._samples.get(broker)
         if cached is not None and cached[0] is stats:
             return cached
+        known = len(self._slot)
         slots = np.fromiter((self._slot_of(b) for b in stats), dtype=np.int64, count=len(stats))
         samples = np.array([[getattr(st, v) for v in _VALUES] for st in stats.values()], dtype=float).reshape(-1, 4).T
         topics = np.fromiter((st.topics for st in stats.values()), dtype=np.int64, count=len(stats))
+        if cached is None or len(self._slot) != known or not np.array_equal(cached[1], slots):
+            self._aligned = False  # the bundles changed hands: the general path checks the layout again
+        else:
+            self._cur[:, slots] = samples
+            self._cur_topics[slots] = topics
         out = self._samples[broker] = (stats, slots, np.ascontiguousarray(samples), topics)
         return out
 
@@ -114,6 +140,8 @@ class BundleHistory:
                 self._num = np.concatenate([self._num, np.zeros((2, grow), dtype=np.int64)], axis=1)
                 self._val = np.concatenate([self._val, np.zeros((2, 4, grow))], axis=2)
                 self._topics = np.concatenate([self._topics, np.zeros(grow, dtype=np.int64)])
+                self._cur = np.concatenate([self._cur, np.zeros((4, grow))], axis=1)
+                self._cur_topics = np.concatenate([self._cur_topics, np.zeros(grow, dtype=np.int64)])
         default = default_bundle_stats()
         self._num[:, slot] = 0
         self._val[:, :, slot] = [getattr(default, v) for v in _VALUES]
@@ -147,6 +175,7 @@ class BundleHistory:
         self._names[slot] = None
         self._free.append(slot)
         self._samples.clear()  # their slot arrays may name the freed slot
+        self._aligned = False
 
     # -- reading ------------------------------------------------------------------------------------------------
     def __contains__(self, bundle: object) -> bool:

@@ -52,3 +52,56 @@ def test_canonical_name():
         "org.apache.pulsar.broker.loadbalance.extensions.strategy.LeastResourceUsageWithWeight")
     with pytest.raises(KeyError):
         pulsar.canonical_name("Nope")
+
+
+def _reference_fold(bundles, last_stats):
+    """The plain object-by-object updateBundleData the array history must match to the bit."""
+    from strategies.pulsar.java_order import java_order
+    from strategies.pulsar.load_data import BundleData
+
+    active = set()
+    for broker in java_order(last_stats, "concurrent"):
+        for bundle, st in last_stats[broker].items():
+            active.add(bundle)
+            if bundle not in bundles:
+                bundles[bundle] = BundleData.with_default_stats()
+            bundles[bundle].update(st)
+    for bundle in [b for b in bundles if b not in active]:
+        del bundles[bundle]
+
+
+def test_array_history_matches_the_object_fold_to_the_bit_through_moves_splits_and_shared_bundles():
+    import numpy as np
+
+    from strategies.pulsar.load_data import NamespaceBundleStats
+
+    rng = np.random.default_rng(3)
+    names = [f"ns/0x{i:08x}_0x{i + 1:08x}" for i in range(40)]
+    owner = {b: f"broker-{rng.integers(4)}" for b in names[:30]}
+    stats = {}
+    history, reference = pulsar.BundleHistory(), {}
+    for step in range(300):
+        event = rng.random()
+        if event < 0.1:  # a bundle moves (it may go unreported for a while, then come back with no history)
+            b = names[int(rng.integers(len(names)))]
+            owner[b] = f"broker-{rng.integers(5)}" if rng.random() < 0.8 else None
+        if event > 0.95:  # a bundle reported by two brokers for one round (ownership handover)
+            shared = names[int(rng.integers(30))]
+        else:
+            shared = None
+        changed = f"broker-{rng.integers(5)}"
+        for broker in {o for o in owner.values() if o} | {changed}:
+            if broker == changed or broker not in stats:
+                stats[broker] = {b: NamespaceBundleStats(*(float(x) for x in rng.random(4) * 10 ** rng.integers(0, 6)),
+                                                         topics=int(rng.integers(50)))
+                                 for b, o in owner.items() if o == broker}
+        given = {b: s for b, s in stats.items() if s or rng.random() < 0.5}
+        if shared is not None and given:
+            other = sorted(given)[0]
+            given[other] = {**given[other], shared: NamespaceBundleStats(1.0, 2.0, 3.0, 4.0, topics=7)}
+        history.update_all_stats(given)
+        _reference_fold(reference, given)
+        got = history.bundles
+        assert list(got) == list(reference), step
+        for b, data in reference.items():
+            assert got[b] == data, (step, b)
