@@ -113,11 +113,11 @@ class BundleHistory:
         cached = self._samples.get(broker)
         if cached is not None and cached[0] is stats:
             return cached
-        known = len(self._slot)
         slots = np.fromiter((self._slot_of(b) for b in stats), dtype=np.int64, count=len(stats))
         samples = np.array([[getattr(st, v) for v in _VALUES] for st in stats.values()], dtype=float).reshape(-1, 4).T
         topics = np.fromiter((st.topics for st in stats.values()), dtype=np.int64, count=len(stats))
-        if cached is None or len(self._slot) != known or not np.array_equal(cached[1], slots):
+        # (a new bundle takes a new slot; freeing a slot drops every cached entry)
+        if cached is None or not np.array_equal(cached[1], slots):
             self._aligned = False  # the bundles changed hands: the general path checks the layout again
         else:
             self._cur[:, slots] = samples
