@@ -11,7 +11,6 @@ from __future__ import annotations
 import fnmatch
 import itertools
 import math
-import operator
 from dataclasses import dataclass, field
 from typing import Any, Generator
 
@@ -39,7 +38,7 @@ EPOCH_MS = 1_700_000_000_000
 LOAD_REPORT_UPDATE_MINIMUM_INTERVAL_S = 5.0  # LoadReportUpdaterTask's fixed rate in the modular load manager
 
 
-_ownership_serials = itertools.count()
+_owned_versions = itertools.count()
 
 
 @dataclass
@@ -47,12 +46,35 @@ class Ownership:
     disabled: bool = False
     topics: dict[int, str] = field(default_factory=dict)  # topic index -> client agent
     task_counts: np.ndarray | None = None  # topics per task; only ever grows while the bundle is owned
-    #: unique per ownership (a bundle owned again gets a new one): with the growing task counts, lets the
-    #: report's bundle stats be reused while nothing changed
-    serial: int = field(default_factory=lambda: next(_ownership_serials))
 
 
-_serial_of = operator.attrgetter("serial")
+class OwnedBundles(dict[str, Ownership]):
+    """The bundles a broker owns. ``version`` is new (unique across brokers) whenever a bundle is added or
+    removed: with the broker's total task counts, which only grow while the set is the same, it tells that no
+    bundle's counts changed, so the report's bundle stats can be reused without reading 100 ownerships."""
+
+    __slots__ = ("version",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.version = next(_owned_versions)
+
+    def __setitem__(self, bundle: str, own: Ownership) -> None:
+        super().__setitem__(bundle, own)
+        self.version = next(_owned_versions)
+
+    def __delitem__(self, bundle: str) -> None:
+        super().__delitem__(bundle)
+        self.version = next(_owned_versions)
+
+    def pop(self, bundle: str, *default: Any) -> Any:
+        self.version = next(_owned_versions)
+        return super().pop(bundle, *default)
+
+    def _unsupported(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("OwnedBundles changes one bundle at a time (set, del, pop)")
+
+    clear = popitem = setdefault = update = __ior__ = _unsupported  # type: ignore[assignment]
 
 
 class Broker(Agent):
@@ -80,9 +102,11 @@ class Broker(Agent):
         self.booted = self.env.event()
         self.task_counts = np.zeros(len(self.workload.tasks))
         self._stats_cache: tuple[Any, dict[str, dict[str, Any]]] | None = None
+        self._rates_cache: tuple[np.ndarray, bytes, tuple[float, float, float, float]] | None = None
+        self._report_content: tuple[Any, ...] = ()  # what the current report was made from
         self._typed_config: PulsarConfig | None = None
         self.bundle_map = BundleMap(self.workload)  # the bundles as this broker knows them (splits)
-        self.owned: dict[str, Ownership] = {}
+        self.owned = OwnedBundles()
         self.session: str | None = None
         self.leader: str | None = None
         self.active_brokers: set[str] = set()
@@ -474,10 +498,17 @@ class Broker(Agent):
     def rates(self, t: float) -> tuple[float, float, float, float]:
         """(msgRateIn, msgRateOut, msgThroughputIn, msgThroughputOut) this broker serves at ``t``."""
         f = self.workload.task_factors(t)
+        counts = self.task_counts.tobytes()
+        cached = self._rates_cache
+        # the workload hands out one factors array per stretch of constant rates
+        if cached is not None and cached[0] is f and cached[1] == counts:
+            return cached[2]
         rin = self.task_counts * f
         rout = rin * self.workload._subs
         b = self.workload._msg_bytes
-        return float(rin.sum()), float(rout.sum()), float((rin * b).sum()), float((rout * b).sum())
+        out = float(rin.sum()), float(rout.sum()), float((rin * b).sum()), float((rout * b).sum())
+        self._rates_cache = (f, counts, out)
+        return out
 
     def _advance_machine(self) -> None:
         self.machine.advance(self.now, self.rates, self.workload.is_steady)
@@ -508,6 +539,11 @@ class Broker(Agent):
         topics = int(self.task_counts.sum())  # the task counts count the owned bundles' topics
         rates = self.rates(self.now)
         stats = self._bundle_stats(wl.task_factors(self.now))
+        content = (self.cpu_percent, self.bw_in_kbps, self.bw_out_kbps, rates, topics, len(self.owned), stats)
+        if self.report is not None and content == self._report_content:
+            self.report = self.report.restamped(self.now_ms())
+            return
+        self._report_content = content
         m = self.machine
         self.report = LocalReport(
             cpu=(self.cpu_percent, 100.0 * m.cores),
@@ -526,8 +562,8 @@ class Broker(Agent):
         Computed for all bundles at once, and reused while neither the bundles, their topics nor the task rates
         changed (the report task asks every 5 s; a large broker has hundreds of bundles)."""
         owned = self.owned
-        # The same ownerships (serials) with the same total counts mean that no bundle's counts grew.
-        key = (factors.tobytes(), tuple(map(_serial_of, owned.values())), self.task_counts.tobytes())
+        # The same bundles (version) with the same total counts mean that no bundle's counts grew.
+        key = (factors.tobytes(), owned.version, self.task_counts.tobytes())
         if self._stats_cache is not None and self._stats_cache[0] == key:
             return self._stats_cache[1]
         wl = self.workload

@@ -136,9 +136,9 @@ class LoadManager:
     def load_data(self) -> "pulsar.LoadData":
         """The leader's ``LoadData``: latest reports, bundle history, preallocations, grace-period bundles.
 
-        Its dicts and ``BrokerData`` are new; the reports and bundle histories in them are the leader's own
-        objects, which strategies only read (placement adds entries to the new dicts)."""
-        history = self.history.bundles
+        Its dicts and ``BrokerData`` are new, its bundle data a snapshot of the history; the reports in them are
+        the leader's own objects, which strategies only read (placement adds entries to the new mappings)."""
+        history = self.history.snapshot()
         preallocated: dict[str, dict[str, BundleData]] = {}
         for bundle, owner in self.preallocated.items():
             data = history.get(bundle)

@@ -8,6 +8,7 @@ variation, integrated with sub-steps of at most ``step_s``.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -45,14 +46,22 @@ class Machine:
         t0 = self._t
         if now <= t0:
             return
-        steps = max(1, int(np.ceil((now - t0) / self.m["step_s"])))
+        steps = max(1, math.ceil((now - t0) / self.m["step_s"]))
         dt = (now - t0) / steps
         sigma = self.m["noise_sigma"]
         if is_steady is not None and is_steady(t0, now):
             r = rates_at(t0 + 0.5 * dt)
-            cores = np.full(steps, self.cores_for(r))
             self.bytes_in += r[2] * dt * steps
             self.bytes_out += r[3] * dt * steps
+            if sigma > 0:
+                # the general path's operations, done in place (a broker integrates every few seconds)
+                cores = self.rng.standard_normal(steps)
+                cores *= sigma
+                cores += 1.0
+                np.maximum(0.0, cores, out=cores)
+                cores *= self.cores_for(r)
+            else:
+                cores = np.full(steps, self.cores_for(r))
         else:
             cores = np.empty(steps)
             for k in range(steps):
@@ -60,9 +69,9 @@ class Machine:
                 cores[k] = self.cores_for(r)
                 self.bytes_in += r[2] * dt
                 self.bytes_out += r[3] * dt
-        if sigma > 0:
-            cores *= np.maximum(0.0, 1.0 + sigma * self.rng.standard_normal(steps))
-        self.cpu_seconds += float(np.minimum(self.cores, cores).sum()) * dt
+            if sigma > 0:
+                cores *= np.maximum(0.0, 1.0 + sigma * self.rng.standard_normal(steps))
+        self.cpu_seconds += float(np.minimum(self.cores, cores, out=cores).sum()) * dt
         self._t = now
 
     def heap_mb(self, topics: int, rates: tuple[float, float, float, float]) -> float:

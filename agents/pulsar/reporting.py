@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from strategies.pulsar import report_update
+from strategies.pulsar import PulsarConfig, report_update
 from strategies.pulsar.resource_usage import ResourceUsage, weighted_max_4
 
 RESOURCES = ("cpu", "memory", "direct_memory", "bandwidth_in", "bandwidth_out")
@@ -38,6 +38,23 @@ class LocalReport:
     num_bundles: int
     bundle_stats: dict[str, dict[str, float]] = field(default_factory=dict)
     last_update_ms: int = 0
+    # (config, report_figures) once asked for: the broker checks the same reports every 5 s
+    _figures: tuple[PulsarConfig, tuple[float, float, float, float]] | None = field(
+        default=None, init=False, repr=False, compare=False)
+
+    def restamped(self, last_update_ms: int) -> "LocalReport":
+        """The same report taken at ``last_update_ms`` (its figures are kept)."""
+        # a plain copy of the fields (dataclasses.replace re-runs __init__, which is the cost here)
+        out = object.__new__(LocalReport)
+        out.__dict__.update(self.__dict__)
+        out.last_update_ms = last_update_ms
+        return out
+
+    def figures(self, config: PulsarConfig) -> tuple[float, float, float, float]:
+        """What the update rule reads of this report (:func:`report_update.report_figures`)."""
+        if self._figures is None or self._figures[0] is not config:
+            self._figures = (config, report_update.report_figures(self.summary(), config))
+        return self._figures[1]
 
     def percent(self, resource: str) -> float:
         usage, limit = getattr(self, resource)
@@ -72,7 +89,8 @@ class LocalReport:
         a :class:`~strategies.pulsar.PulsarConfig` (a dict is converted on every call)."""
         if last is None:
             return "first"
-        return report_update.update_reason(last.summary(), self.summary(), since_write_s * 1000.0, config)
+        cfg = config if isinstance(config, PulsarConfig) else PulsarConfig(config)
+        return report_update.reason_from_figures(last.figures(cfg), self.figures(cfg), since_write_s * 1000.0, cfg)
 
 
 def score_of(report: LocalReport, config: dict[str, Any]) -> float:

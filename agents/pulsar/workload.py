@@ -16,6 +16,7 @@ message size, a number of subscriptions (each consuming every message), and a pa
 """
 from __future__ import annotations
 
+import bisect
 import csv
 import hashlib
 import json
@@ -99,6 +100,12 @@ class Workload:
         self._series = {i: _load_series(t.pattern) for i, t in enumerate(self.tasks) if t.pattern["kind"] == "csv"}
         self._msg_bytes = np.array([t.msg_bytes for t in self.tasks])
         self._subs = np.array([t.subscriptions for t in self.tasks], dtype=float)
+        # With constant patterns only, the rates change only where a task starts or ends: one factors array per
+        # stretch between those times (index: bisect_right of the time in _breaks).
+        constant = all(t.pattern["kind"] == "constant" for t in self.tasks)
+        self._breaks = sorted({x for t in self.tasks for x in (t.start_s, t.end_s) if math.isfinite(x)}) \
+            if constant else None
+        self._stretch_factors: dict[int, np.ndarray] = {}
 
     # -- rates --------------------------------------------------------------------------------------------
     def is_steady(self, t0: float, t1: float) -> bool:
@@ -110,7 +117,17 @@ class Workload:
         return True
 
     def task_factors(self, t: float) -> np.ndarray:
-        """Each task's producer rate per topic at time ``t`` (msg/s)."""
+        """Each task's producer rate per topic at time ``t`` (msg/s), read-only. With constant patterns only,
+        the same array for every ``t`` between two task starts or ends (callers may compare identities)."""
+        if self._breaks is None:
+            return self._task_factors(t)
+        i = bisect.bisect_right(self._breaks, t)
+        f = self._stretch_factors.get(i)
+        if f is None:
+            f = self._stretch_factors[i] = _frozen(self._task_factors(t))
+        return f
+
+    def _task_factors(self, t: float) -> np.ndarray:
         return np.array([task.rate_msgs * self._factor(i, task, t) for i, task in enumerate(self.tasks)])
 
     def _factor(self, i: int, task: Task, t: float) -> float:

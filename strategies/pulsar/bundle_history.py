@@ -17,7 +17,7 @@ Departure: Pulsar first tries to load a new bundle's history from the metadata s
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping, MutableMapping
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from .load_data import (
     default_bundle_stats,
 )
 
-__all__ = ["BundleHistory"]
+__all__ = ["BundleHistory", "BundleHistorySnapshot"]
 
 #: sample columns, in the order of ``TimeAverageMessageData``'s fields
 _VALUES = ("msg_throughput_in", "msg_throughput_out", "msg_rate_in", "msg_rate_out")
@@ -151,10 +151,25 @@ class BundleHistory:
 
     def _fold(self, slots: np.ndarray, samples: np.ndarray, topics: np.ndarray) -> None:
         """One sample per slot (slots distinct): ``n = min(n + 1, max)``, ``v = ((n - 1) * v + sample) / n``."""
-        n = np.minimum(self._num[:, slots] + 1, _MAX_SAMPLES)
-        self._num[:, slots] = n
-        n = n[:, None, :]
-        self._val[:, :, slots] = ((n - 1) * self._val[:, :, slots] + samples[None, :, :]) / n
+        # A slice (every slot at once) is folded in place; index arrays give copies, written back after.
+        num, val = self._num[:, slots], self._val[:, :, slots]
+        num += 1
+        np.minimum(num, _MAX_SAMPLES, out=num)
+        for row, cap in enumerate(_MAX_SAMPLES[:, 0].tolist()):
+            v = val[row]
+            # v * (n - 1) is (n - 1) * v to the bit; with every count at its cap n is one number
+            if num[row].min(initial=cap) == cap:
+                v *= cap - 1.0
+                v += samples
+                v /= float(cap)
+            else:
+                n = num[row].astype(float)
+                v *= n - 1.0
+                v += samples
+                v /= n
+        if not isinstance(slots, slice):
+            self._num[:, slots] = num
+            self._val[:, :, slots] = val
         self._topics[slots] = topics
 
     def _drop(self, slots: np.ndarray, reported: int) -> None:
@@ -187,32 +202,17 @@ class BundleHistory:
     def get(self, bundle: str) -> BundleData | None:
         """``bundle``'s history as a new :class:`BundleData`, or None for a bundle without one."""
         slot = self._slot.get(bundle)
-        return None if slot is None else self._data(slot)
-
-    def _data(self, slot: int) -> BundleData:
-        num, val = self._num[:, slot].tolist(), self._val[:, :, slot].tolist()
-        short = TimeAverageMessageData(NUM_SHORT_SAMPLES, num[0], *val[0])
-        long_ = TimeAverageMessageData(NUM_LONG_SAMPLES, num[1], *val[1])
-        return BundleData(short_term_data=short, long_term_data=long_, topics=int(self._topics[slot]))
+        return None if slot is None else _bundle_data(self._num, self._val, self._topics, slot)
 
     @property
     def bundles(self) -> dict[str, BundleData]:
         """Every bundle's history as new :class:`BundleData` objects, in the order bundles were first seen."""
-        if not self._slot:
-            return {}
-        names = list(self._slot)
-        slots = np.fromiter(self._slot.values(), dtype=np.int64, count=len(names))
-        num = self._num[:, slots].T.tolist()
-        val = self._val[:, :, slots].transpose(2, 0, 1).tolist()
-        topics = self._topics[slots].tolist()
-        return {
-            name: BundleData(
-                short_term_data=TimeAverageMessageData(NUM_SHORT_SAMPLES, n[0], *v[0]),
-                long_term_data=TimeAverageMessageData(NUM_LONG_SAMPLES, n[1], *v[1]),
-                topics=t,
-            )
-            for name, n, v, t in zip(names, num, val, topics)
-        }
+        return dict(self.snapshot())
+
+    def snapshot(self) -> "BundleHistorySnapshot":
+        """Every bundle's history as it is now, as a mapping that makes each :class:`BundleData` when it is
+        first read (a shedding cycle reads a few of 100,000 bundles); later folds do not change it."""
+        return BundleHistorySnapshot(dict(self._slot), self._num.copy(), self._val.copy(), self._topics.copy())
 
     def bundle_json(self, bundle: str) -> dict[str, Any]:
         """``bundle``'s ``BundleData`` JSON; default stats (0 samples) for a bundle without history."""
@@ -222,3 +222,56 @@ class BundleHistory:
     def to_json(self) -> dict[str, Any]:
         """``{bundle: BundleData JSON}`` in the order bundles were first seen (``LoadData.bundleData``)."""
         return {bundle: data.to_json() for bundle, data in self.bundles.items()}
+
+
+class BundleHistorySnapshot(MutableMapping[str, BundleData]):
+    """Bundle name → :class:`BundleData` frozen at :meth:`BundleHistory.snapshot`, in the order bundles were
+    first seen. A dict in all but cost: each value is made on first read and the same object is returned after,
+    and entries set or deleted change only this snapshot (placement inserts defaults, as Pulsar does)."""
+
+    def __init__(self, slots: dict[str, int], num: np.ndarray, val: np.ndarray, topics: np.ndarray) -> None:
+        self._slot = slots
+        self._num, self._val, self._topics = num, val, topics
+        self._made: dict[str, BundleData] = {}
+        self._extra: dict[str, BundleData] = {}  # set here and not in the history, in insertion order
+
+    def __getitem__(self, bundle: str) -> BundleData:
+        data = self._made.get(bundle)
+        if data is not None:
+            return data
+        slot = self._slot.get(bundle)
+        if slot is None:
+            return self._extra[bundle]
+        data = self._made[bundle] = _bundle_data(self._num, self._val, self._topics, slot)
+        return data
+
+    def __setitem__(self, bundle: str, data: BundleData) -> None:
+        if bundle in self._slot:
+            self._made[bundle] = data
+        else:
+            self._extra[bundle] = data
+
+    def __delitem__(self, bundle: str) -> None:
+        if self._slot.pop(bundle, None) is not None:
+            self._made.pop(bundle, None)
+        else:
+            del self._extra[bundle]
+
+    def __contains__(self, bundle: object) -> bool:
+        return bundle in self._slot or bundle in self._extra
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._slot
+        yield from self._extra
+
+    def __len__(self) -> int:
+        return len(self._slot) + len(self._extra)
+
+
+def _bundle_data(num: np.ndarray, val: np.ndarray, topics: np.ndarray, slot: int) -> BundleData:
+    n, v = num[:, slot].tolist(), val[:, :, slot].tolist()
+    return BundleData(
+        short_term_data=TimeAverageMessageData(NUM_SHORT_SAMPLES, n[0], *v[0]),
+        long_term_data=TimeAverageMessageData(NUM_LONG_SAMPLES, n[1], *v[1]),
+        topics=int(topics[slot]),
+    )

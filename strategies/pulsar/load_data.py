@@ -29,12 +29,13 @@ term averages, default stats for bundles without data).
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 from decimal import ROUND_HALF_UP, Decimal
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping, TypeVar
 
 from emulator.errors import InputError
 
@@ -704,6 +705,35 @@ class BrokerData:
 _TOP_LEVEL = ("brokerData", "bundleData", "recentlyUnloadedBundles")
 
 
+@functools.lru_cache(maxsize=8)
+def _sheddable_order(bundles: tuple[str, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
+    # Memoised: every shedding cycle of a large cluster filters and orders the same 100,000 bundle names.
+    kept = [b for b in bundles if not is_system_service_namespace(bundle_namespace(b))]
+    order = tuple(java_order(kept, "hashmap"))
+    return order, frozenset(order)
+
+
+class _OrderedView(Mapping[str, BundleData]):
+    """Some keys of a mapping, in a given order, with the mapping's values (a ``HashMap`` of references)."""
+
+    def __init__(self, order: tuple[str, ...], members: frozenset[str], values: Mapping[str, BundleData]) -> None:
+        self._order, self._members, self._values = order, members, values
+
+    def __getitem__(self, bundle: str) -> BundleData:
+        if bundle not in self._members:
+            raise KeyError(bundle)
+        return self._values[bundle]
+
+    def __contains__(self, bundle: object) -> bool:
+        return bundle in self._members
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+
 @dataclass
 class LoadData:
     """Everything the leader decides from: brokers, bundle histories, recently unloaded bundles.
@@ -713,7 +743,8 @@ class LoadData:
     """
 
     broker_data: dict[str, BrokerData] = field(default_factory=dict)
-    bundle_data: dict[str, BundleData] = field(default_factory=dict)
+    #: a dict, or any mapping that behaves as one (the leader passes a snapshot of its bundle history)
+    bundle_data: MutableMapping[str, BundleData] = field(default_factory=dict)
     recently_unloaded_bundles: dict[str, int] = field(default_factory=dict)
 
     # --- Java iteration order
@@ -725,13 +756,12 @@ class LoadData:
         """Bundle names as ``getBundleData()`` (a ``ConcurrentHashMap``) iterates them."""
         return java_order(self.bundle_data, "concurrent")
 
-    def get_bundle_data_for_load_shedding(self) -> dict[str, BundleData]:
+    def get_bundle_data_for_load_shedding(self) -> Mapping[str, BundleData]:
         """``getBundleDataForLoadShedding()``: bundle data minus system, heartbeat and SLA-monitor
-        namespaces, as a dict in the iteration order of the ``HashMap`` Java collects it into."""
-        kept = [
-            b for b in self.bundles_in_java_order() if not is_system_service_namespace(bundle_namespace(b))
-        ]
-        return {b: self.bundle_data[b] for b in java_order(kept, "hashmap")}
+        namespaces, as a read-only mapping in the iteration order of the ``HashMap`` Java collects it into.
+        Its values are ``bundle_data``'s, read when asked for."""
+        order, members = _sheddable_order(tuple(self.bundles_in_java_order()))
+        return _OrderedView(order, members, self.bundle_data)
 
     # --- JSON
     @classmethod

@@ -10,6 +10,8 @@ API::
     report_update.need_broker_data_update(last, current, now_ms, config)      # -> bool
     report_update.update_reason(last, current, since_last_write_ms, config)   # -> "max_interval" | "threshold" | None
     report_update.max_change_percentage(last, current, config)                # -> float, percentage points
+    report_update.report_figures(report, config)                              # -> what the rule reads of a report
+    report_update.reason_from_figures(last_figs, current_figs, since_ms, cfg) # -> update_reason from those
     report_update.percent_change(old, new)                                    # -> float, percent
 
 ``last`` and ``current`` are ``LocalBrokerData`` objects or their JSON dicts (Pulsar's names: ``msgRateIn``,
@@ -46,6 +48,8 @@ __all__ = [
     "max_change_percentage",
     "need_broker_data_update",
     "percent_change",
+    "reason_from_figures",
+    "report_figures",
     "update_reason",
 ]
 
@@ -70,8 +74,11 @@ def _config(config: Mapping[str, Any] | PulsarConfig | None) -> PulsarConfig:
     return config if isinstance(config, PulsarConfig) else PulsarConfig(config)
 
 
-def _figures(report: BrokerReport, cfg: PulsarConfig) -> tuple[float, float, float, float]:
-    """(total msg/s, total bytes/s, number of bundles, weighted max usage fraction) of one report."""
+def report_figures(report: BrokerReport, config: Mapping[str, Any] | PulsarConfig | None = None
+                   ) -> tuple[float, float, float, float]:
+    """(total msg/s, total bytes/s, number of bundles, weighted max usage fraction) of one report: all the
+    rule reads of it. A caller that checks the same report often keeps them (see :func:`reason_from_figures`)."""
+    cfg = _config(config)
     if isinstance(report, LocalBrokerData):
         return (
             report.msg_rate_in + report.msg_rate_out,
@@ -98,8 +105,12 @@ def max_change_percentage(
 ) -> float:
     """The largest of the four changes between the last written report and the current one (percent)."""
     cfg = _config(config)
-    rate0, thr0, bundles0, usage0 = _figures(last, cfg)
-    rate1, thr1, bundles1, usage1 = _figures(current, cfg)
+    return _max_change(report_figures(last, cfg), report_figures(current, cfg))
+
+
+def _max_change(last: tuple[float, float, float, float], current: tuple[float, float, float, float]) -> float:
+    rate0, thr0, bundles0, usage0 = last
+    rate1, thr1, bundles1, usage1 = current
     return java_max(
         (
             percent_change(rate0, rate1),
@@ -121,10 +132,20 @@ def update_reason(
     ``since_last_write_ms`` is ``now - current.lastUpdate`` in milliseconds.
     """
     cfg = _config(config)
-    max_interval_ms = cfg["loadBalancerReportUpdateMaxIntervalMinutes"] * 60_000
+    return reason_from_figures(report_figures(last, cfg), report_figures(current, cfg), since_last_write_ms, cfg)
+
+
+def reason_from_figures(
+    last: tuple[float, float, float, float],
+    current: tuple[float, float, float, float],
+    since_last_write_ms: float,
+    config: PulsarConfig,
+) -> str | None:
+    """:func:`update_reason` from the two reports' :func:`report_figures`."""
+    max_interval_ms = config["loadBalancerReportUpdateMaxIntervalMinutes"] * 60_000
     if since_last_write_ms > max_interval_ms:
         return MAX_INTERVAL
-    if max_change_percentage(last, current, cfg) > cfg["loadBalancerReportUpdateThresholdPercentage"]:
+    if _max_change(last, current) > config["loadBalancerReportUpdateThresholdPercentage"]:
         return THRESHOLD
     return None
 

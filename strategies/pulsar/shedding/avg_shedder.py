@@ -43,7 +43,7 @@ above 12 is not carried (ties would then iterate as in a fresh map).
 from __future__ import annotations
 
 import zlib
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
@@ -108,7 +108,7 @@ class AvgShedder:
             return plan.entries()
 
         high, low = self.broker_hit_count_for_high, self.broker_hit_count_for_low
-        sheddable: dict[str, BundleData] | None = None  # getBundleDataForLoadShedding(), on first need
+        sheddable: Mapping[str, BundleData] | None = None  # getBundleDataForLoadShedding(), on first need
         for underloaded, overloaded in pairs:
             # computeIfAbsent(.., 0) with && short-circuiting: entries appear only up to the first hit.
             if not (
@@ -161,7 +161,7 @@ class AvgShedder:
         return pairs
 
     def _select_bundles_for_unloading(
-        self, load: LoadData, overloaded: str, underloaded: str, plan: UnloadPlan, sheddable: dict[str, BundleData]
+        self, load: LoadData, overloaded: str, underloaded: str, plan: UnloadPlan, sheddable: Mapping[str, BundleData]
     ) -> None:
         conf = self.config
         min_local = load.broker_data[underloaded].local_data

@@ -7,7 +7,7 @@ bundles, minus ``recentlyUnloadedBundles``, valued by a short-term metric, then 
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Mapping
 
 from ..java_order import double_compare_key
 from ..load_data import BundleData, LoadData
@@ -30,7 +30,7 @@ def largest_first(
     load: LoadData,
     broker_bundles: set[str],
     metric: Callable[[BundleData], float],
-    sheddable: dict[str, BundleData] | None = None,
+    sheddable: Mapping[str, BundleData] | None = None,
 ) -> list[tuple[str, float]]:
     """``(bundle, metric)`` of the broker's sheddable bundles, largest metric first (stable).
 
@@ -39,9 +39,10 @@ def largest_first(
     """
     if sheddable is None:
         sheddable = load.get_bundle_data_for_load_shedding()
+    # Values are read only for the broker's own bundles: the others may be many and made on read.
     candidates = [
-        (bundle, metric(data))
-        for bundle, data in sheddable.items()
+        (bundle, metric(sheddable[bundle]))
+        for bundle in sheddable
         if bundle in broker_bundles and bundle not in load.recently_unloaded_bundles
     ]
     return sorted(candidates, key=lambda item: double_compare_key(item[1]), reverse=True)
@@ -53,7 +54,7 @@ def select_largest_first(
     broker_bundles: set[str],
     minimum_throughput_to_offload: float,
     plan: UnloadPlan,
-    sheddable: dict[str, BundleData] | None = None,
+    sheddable: Mapping[str, BundleData] | None = None,
 ) -> None:
     """``filterAndSelectBundle``: take bundles by short-term throughput, largest first, while the total
     taken is below ``minimum_throughput_to_offload`` (bytes/s) — always at least one; may overshoot."""

@@ -30,7 +30,7 @@ State: ``brokerAvgResourceUsage`` {broker: history fraction}, never pruned (as i
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -113,7 +113,7 @@ class ThresholdShedder:
         self.broker_avg_resource_usage[broker] = history
         return history
 
-    def _try_lower_boundary_shedding(self, load: LoadData, sheddable: dict[str, BundleData]) -> None:
+    def _try_lower_boundary_shedding(self, load: LoadData, sheddable: Mapping[str, BundleData]) -> None:
         conf = self.config
         threshold = conf["loadBalancerBrokerThresholdShedderPercentage"] / 100.0
         avg_usage = self._broker_avg_usage(load)  # updates every history again, as Java does

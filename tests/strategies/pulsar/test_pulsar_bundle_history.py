@@ -105,3 +105,61 @@ def test_array_history_matches_the_object_fold_to_the_bit_through_moves_splits_a
         assert list(got) == list(reference), step
         for b, data in reference.items():
             assert got[b] == data, (step, b)
+
+
+def test_array_history_matches_the_object_fold_past_both_sample_caps():
+    # 1,100 rounds: the short-term (10) and long-term (1,000) counts both reach their caps on the aligned path,
+    # and each bundle's sample changes now and then.
+    import numpy as np
+
+    from strategies.pulsar.load_data import NamespaceBundleStats
+
+    rng = np.random.default_rng(5)
+    owner = {f"ns/0x{i:08x}_0x{i + 1:08x}": f"broker-{i % 3}" for i in range(9)}
+    stats: dict = {}
+    history, reference = pulsar.BundleHistory(), {}
+    for step in range(1100):
+        for broker in sorted(set(owner.values())):
+            if broker not in stats or rng.random() < 0.05:
+                stats[broker] = {b: NamespaceBundleStats(*(float(x) for x in rng.random(4) * 1e4), topics=3)
+                                 for b, o in owner.items() if o == broker}
+        given = dict(stats)
+        history.update_all_stats(given)
+        _reference_fold(reference, given)
+        if step in (5, 9, 10, 500, 999, 1000, 1099):
+            got = history.bundles
+            assert {b: d.long_term_data.num_samples for b, d in got.items()} == \
+                {b: min(step + 1, 1000) for b in owner}
+            assert got == reference, step
+
+
+def test_snapshot_reads_as_the_history_did_and_ignores_later_folds():
+    history = pulsar.BundleHistory()
+    history.update_all({"b1": report(x=100.0, y=5.0), "b2": report(z=7.0)})
+    snap = history.snapshot()
+    before = history.bundles
+    assert list(snap) == list(before) and len(snap) == 3 and "x" in snap and "nope" not in snap
+    assert dict(snap) == before
+    assert snap["x"] is snap["x"]  # made once, then the same object, as a dict would hold it
+    history.update_all({"b1": report(x=900.0)})
+    assert snap["y"] == before["y"] and snap["x"] == before["x"] and "y" not in history
+    # entries set on the snapshot (placement's defaults) stay in it, after the history's bundles
+    snap.setdefault("new", before["z"])
+    del snap["z"]
+    assert list(snap) == ["x", "y", "new"] and "new" not in history
+    with pytest.raises(KeyError):
+        snap["z"]
+
+
+def test_load_shedding_view_of_a_snapshot_is_the_dict_view():
+    history = pulsar.BundleHistory()
+    history.update_all({"b1": report(**{"public/default/0x00000000_0x80000000": 3.0,
+                                        "pulsar/system/0x00000000_0xffffffff": 1.0}),
+                        "b2": report(**{"public/default/0x80000000_0xffffffff": 9.0})})
+    lazy = pulsar.LoadData(bundle_data=history.snapshot()).get_bundle_data_for_load_shedding()
+    plain = pulsar.LoadData(bundle_data=history.bundles).get_bundle_data_for_load_shedding()
+    assert list(lazy) == list(plain) == [b for b in plain if not b.startswith("pulsar/system")]
+    assert len(plain) == 2 and dict(lazy) == dict(plain)
+    assert "pulsar/system/0x00000000_0xffffffff" not in lazy
+    with pytest.raises(KeyError):
+        lazy["pulsar/system/0x00000000_0xffffffff"]

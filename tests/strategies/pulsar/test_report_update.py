@@ -113,3 +113,14 @@ def test_slow_drift_accumulates_against_the_last_written_report():
     rates = [103, 106, 109, 112]
     decisions = [ru.need_broker_data_update(last, LocalBrokerData(msg_rate_in=r), 0, {}) for r in rates]
     assert decisions == [False, False, False, True]
+
+
+def test_reason_from_figures_is_update_reason():
+    cfg = PulsarConfig({"loadBalancerReportUpdateThresholdPercentage": 10})
+    last = LocalBrokerData(msg_rate_in=100.0, cpu=ResourceUsage(100, 1000))
+    for rate, cpu, since in ((105.0, 100, 0), (111.0, 100, 0), (100.0, 250, 0), (100.0, 100, 16 * MINUTE)):
+        current = LocalBrokerData(msg_rate_in=rate, cpu=ResourceUsage(cpu, 1000))
+        figures = (ru.report_figures(last, cfg), ru.report_figures(current, cfg))
+        assert ru.reason_from_figures(*figures, since, cfg) == ru.update_reason(last, current, since, cfg)
+    assert [ru.reason_from_figures((100.0, 0.0, 1.0, 0.1), (r, 0.0, 1.0, 0.1), 0, cfg) for r in (105.0, 111.0)] \
+        == [None, ru.THRESHOLD]
