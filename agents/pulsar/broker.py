@@ -103,7 +103,7 @@ class Broker(Agent):
         self.task_counts = np.zeros(len(self.workload.tasks))
         self._stats_cache: tuple[Any, dict[str, dict[str, Any]]] | None = None
         self._rates_cache: tuple[np.ndarray, bytes, tuple[float, float, float, float]] | None = None
-        self._report_content: tuple[Any, ...] = ()  # what the current report was made from
+        self._report_inputs: tuple[Any, ...] = ()  # what the current report was made from
         self._typed_config: PulsarConfig | None = None
         self.bundle_map = BundleMap(self.workload)  # the bundles as this broker knows them (splits)
         self.owned = OwnedBundles()
@@ -176,7 +176,7 @@ class Broker(Agent):
         self.session = r["session"]
         self.spawn(self._heartbeat(self.session, timeout))
         self._refresh_report()
-        yield from self._store("create", {"path": BROKERS_PREFIX + self.name, "data": self.report.to_dict(),
+        yield from self._store("create", {"path": BROKERS_PREFIX + self.name, "data": self._stamped_report().to_dict(),
                                           "ephemeral": True})
         return True
 
@@ -534,16 +534,18 @@ class Broker(Agent):
         yield from self.sleep(float(self.rng("sampler").uniform(0.001, 0.005)))
 
     def _refresh_report(self) -> None:
-        self._advance_machine()
-        wl = self.workload
+        """Bring ``self.report`` up to date (``updateLocalBrokerData``); its ``lastUpdate`` is set when it is
+        written (:meth:`_stamped_report`), as Pulsar sets it in ``writeBrokerDataOnZooKeeper``."""
+        # The host is not integrated here: the report reads the sampler's usage and the current rates only (the
+        # sampler and every traffic change integrate it), and 1,000 brokers refresh every 5 s.
+        factors = self.workload.task_factors(self.now)
+        inputs = (self.cpu_percent, self.bw_in_kbps, self.bw_out_kbps, factors.tobytes(), self.owned.version,
+                  self.task_counts.tobytes())
+        if self.report is not None and inputs == self._report_inputs:
+            return  # all the report is made of is the same (bundle counts only grow while the set is the same)
+        self._report_inputs = inputs
         topics = int(self.task_counts.sum())  # the task counts count the owned bundles' topics
         rates = self.rates(self.now)
-        stats = self._bundle_stats(wl.task_factors(self.now))
-        content = (self.cpu_percent, self.bw_in_kbps, self.bw_out_kbps, rates, topics, len(self.owned), stats)
-        if self.report is not None and content == self._report_content:
-            self.report = self.report.restamped(self.now_ms())
-            return
-        self._report_content = content
         m = self.machine
         self.report = LocalReport(
             cpu=(self.cpu_percent, 100.0 * m.cores),
@@ -552,9 +554,16 @@ class Broker(Agent):
             bandwidth_in=(self.bw_in_kbps, m.nic_kbps),
             bandwidth_out=(self.bw_out_kbps, m.nic_kbps),
             msg_rate_in=rates[0], msg_rate_out=rates[1], msg_throughput_in=rates[2], msg_throughput_out=rates[3],
-            num_topics=topics, num_bundles=len(self.owned), bundle_stats=stats,
+            num_topics=topics, num_bundles=len(self.owned), bundle_stats=self._bundle_stats(factors),
             last_update_ms=self.now_ms(),
         )
+
+    def _stamped_report(self) -> LocalReport:
+        """The current report with ``lastUpdate`` now, to be written."""
+        now_ms = self.now_ms()
+        if self.report.last_update_ms != now_ms:
+            self.report = self.report.restamped(now_ms)
+        return self.report
 
     def _bundle_stats(self, factors: np.ndarray) -> dict[str, dict[str, Any]]:
         """Per owned bundle: rates, throughputs, topic, producer and consumer counts (NamespaceBundleStats).
@@ -599,9 +608,8 @@ class Broker(Agent):
         if reason is None:
             return
         previous = (self.last_written, self.last_write_t)
-        self.last_written = self.report
+        r = self.last_written = self._stamped_report()
         self.last_write_t = self.now
-        r = self.report
         delay = self._report_fault()
         if delay == 0.0:
             # The write fails (the store is unreachable for it): lastData is not updated, so the next run of

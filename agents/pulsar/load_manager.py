@@ -38,6 +38,7 @@ class LoadManager:
         self.reports: dict[str, dict[str, Any]] = {}
         # each report parsed once, when it arrives: the leader reads every broker's on every report and shed
         self.local_data: dict[str, LocalBrokerData] = {}
+        self.last_stats: dict[str, Any] = {}  # each broker's lastStats, as the bundle history takes them
         self.active: set[str] = set()
         self.history = pulsar.BundleHistory()
         self.recently_unloaded: dict[str, int] = {}  # bundle -> epoch ms
@@ -77,14 +78,16 @@ class LoadManager:
         if change == "deleted":
             self.reports.pop(broker, None)
             self.local_data.pop(broker, None)
+            self.last_stats.pop(broker, None)
             self.active.discard(broker)
             if hasattr(self.placer, "on_active_brokers_change"):
                 self.placer.on_active_brokers_change(sorted(self.active))
         else:
-            self.local_data[broker] = LocalBrokerData.from_json(data, f'brokerData["{broker}"].localData')
+            local = self.local_data[broker] = LocalBrokerData.from_json(data, f'brokerData["{broker}"].localData')
+            self.last_stats[broker] = local.last_stats
             self.reports[broker] = data
             self.active.add(broker)
-        self.history.update_all_stats({b: ld.last_stats for b, ld in self.local_data.items()})
+        self.history.update_all_stats(self.last_stats)
         # Preallocations the owner now reports are real: drop them.
         for bundle in [b for b in self.preallocated if any(b in r["lastStats"] for r in self.reports.values())]:
             del self.preallocated[bundle]

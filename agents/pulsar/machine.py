@@ -53,8 +53,14 @@ class Machine:
             r = rates_at(t0 + 0.5 * dt)
             self.bytes_in += r[2] * dt * steps
             self.bytes_out += r[3] * dt * steps
+            if sigma > 0 and steps == 1:
+                # the same operations on one number (a broker taking 100 bundles at start integrates 100 times)
+                noisy = max(0.0, self.rng.standard_normal() * sigma + 1.0) * self.cores_for(r)
+                self.cpu_seconds += min(self.cores, noisy) * dt
+                self._t = now
+                return
             if sigma > 0:
-                # the general path's operations, done in place (a broker integrates every few seconds)
+                # the general path's operations, done in place
                 cores = self.rng.standard_normal(steps)
                 cores *= sigma
                 cores += 1.0

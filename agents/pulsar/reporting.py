@@ -5,6 +5,7 @@ strategies and the analyses all compute them the same way (Pulsar's float32 ``pe
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -44,10 +45,8 @@ class LocalReport:
 
     def restamped(self, last_update_ms: int) -> "LocalReport":
         """The same report taken at ``last_update_ms`` (its figures are kept)."""
-        # a plain copy of the fields (dataclasses.replace re-runs __init__, which is the cost here)
-        out = object.__new__(LocalReport)
-        out.__dict__.update(self.__dict__)
-        out.last_update_ms = last_update_ms
+        out = dataclasses.replace(self, last_update_ms=last_update_ms)
+        out._figures = self._figures
         return out
 
     def figures(self, config: PulsarConfig) -> tuple[float, float, float, float]:

@@ -71,16 +71,18 @@ class BundleHistory:
         for broker in [b for b in self._samples if b not in last_stats]:
             del self._samples[broker]
             self._aligned = False
-        order = java_order(last_stats, "concurrent")
-        if self._aligned and len(order) == len(self._samples):
-            missed = [b for b in order if self._samples[b][0] is not last_stats[b]]
-            for broker in missed:
+        if self._aligned:
+            samples = self._samples
+            for broker in [b for b, stats in last_stats.items() if b not in samples or samples[b][0] is not stats]:
                 self._broker_samples(broker, last_stats[broker])
             if self._aligned:
                 # Every known bundle is in exactly one report and the per-slot samples are current: fold them all
-                # at once, slot by slot (free slots are folded too; a slot is reset when it is taken again).
-                self._fold(slice(0, len(self._names)), self._cur[:, :len(self._names)], self._cur_topics[:len(self._names)])
+                # at once, slot by slot (free slots are folded too; a slot is reset when it is taken again). The
+                # brokers' order does not matter then: each slot gets one sample.
+                n = len(self._names)
+                self._fold(slice(0, n), self._cur[:, :n], self._cur_topics[:n])
                 return
+        order = java_order(last_stats, "concurrent")
         parts = [self._broker_samples(broker, last_stats[broker]) for broker in order]
         if not parts:
             self._drop(np.zeros(0, dtype=np.int64), 0)
@@ -113,15 +115,19 @@ class BundleHistory:
         cached = self._samples.get(broker)
         if cached is not None and cached[0] is stats:
             return cached
+        known = len(self._slot)
         slots = np.fromiter((self._slot_of(b) for b in stats), dtype=np.int64, count=len(stats))
         samples = np.array([[getattr(st, v) for v in _VALUES] for st in stats.values()], dtype=float).reshape(-1, 4).T
         topics = np.fromiter((st.topics for st in stats.values()), dtype=np.int64, count=len(stats))
         # (a new bundle takes a new slot; freeing a slot drops every cached entry)
-        if cached is None or not np.array_equal(cached[1], slots):
-            self._aligned = False  # the bundles changed hands: the general path checks the layout again
-        else:
+        before = cached[1] if cached is not None else slots[:0]
+        if len(slots) == len(before) + len(self._slot) - known and np.isin(before, slots).all():
+            # The broker still reports all it did, plus bundles nobody had (new slots): each known bundle is still
+            # in exactly one report (a broker's first reports at start, a bundle it takes over).
             self._cur[:, slots] = samples
             self._cur_topics[slots] = topics
+        else:
+            self._aligned = False  # the bundles changed hands: the general path checks the layout again
         out = self._samples[broker] = (stats, slots, np.ascontiguousarray(samples), topics)
         return out
 
