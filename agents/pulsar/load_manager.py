@@ -87,7 +87,7 @@ class LoadManager:
             self.last_stats[broker] = local.last_stats
             self.reports[broker] = data
             self.active.add(broker)
-        self.history.update_all_stats(self.last_stats)
+        self.history.update_all_stats(self.last_stats, changed=(broker,))
         # Preallocations the owner now reports are real: drop them.
         for bundle in [b for b in self.preallocated if any(b in r["lastStats"] for r in self.reports.values())]:
             del self.preallocated[bundle]

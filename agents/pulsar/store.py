@@ -26,6 +26,7 @@ class MetadataStore(Agent):
     kind = "metadata-store"
 
     def on_start(self) -> None:
+        self._life = object()  # this run of the store; requests in flight across a crash are dropped
         self.nodes: dict[str, tuple[Any, str | None]] = {}  # path -> (data, owning session or None)
         # The paths under every prefix read so far (watch, list), kept in node order: a cluster of 100,000
         # bundles has as many ownership nodes, and a thousand brokers booting read the few other prefixes.
@@ -40,17 +41,22 @@ class MetadataStore(Agent):
 
     # -- requests -----------------------------------------------------------------------------------------
     def on_message(self, msg: Message) -> Generator | None:
-        if self.op_latency_s() > 0:
-            return self._later(msg)
-        self._handle(msg)
+        latency = self.op_latency_s()
+        if latency > 0:
+            # A timer rather than a process per request (a thousand brokers' pings and reports): handled after
+            # the latency, or when a pause of the store ends, as ``sleep`` would; not after a crash.
+            life = self._life
+            self.env.timeout(latency).callbacks.append(lambda _ev: self.gate.on_open(lambda: self._later(msg, life)))
+        else:
+            self._handle(msg)
         return None
 
     def op_latency_s(self) -> float:
         return self.params["op_latency_s"] + sum(self.extra_latency_s)
 
-    def _later(self, msg: Message) -> Generator:
-        yield from self.sleep(self.op_latency_s())
-        self._handle(msg)
+    def _later(self, msg: Message, life: object) -> None:
+        if self.alive and self._life is life:
+            self._handle(msg)
 
     # -- faults -------------------------------------------------------------------------------------------
     def on_fault(self, kind: str, spec: dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ Departure: Pulsar first tries to load a new bundle's history from the metadata s
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, MutableMapping
+from typing import Any, Iterable, Iterator, Mapping, MutableMapping
 
 import numpy as np
 
@@ -65,15 +65,24 @@ class BundleHistory:
             for broker, report in reports.items()
         })
 
-    def update_all_stats(self, last_stats: Mapping[str, Mapping[str, NamespaceBundleStats]]) -> None:
+    def update_all_stats(self, last_stats: Mapping[str, Mapping[str, NamespaceBundleStats]],
+                         changed: Iterable[str] | None = None) -> None:
         """:meth:`update_all` from reports already parsed: {broker: its ``lastStats``}. Pass the same mapping
-        object again for a broker whose report did not change: its samples are then reused."""
-        for broker in [b for b in self._samples if b not in last_stats]:
-            del self._samples[broker]
-            self._aligned = False
+        object again for a broker whose report did not change: its samples are then reused. ``changed``, when
+        given, names every broker whose mapping may differ from the previous call (the leader knows which
+        report arrived)."""
+        samples = self._samples
+        if changed is not None:
+            changed = [b for b in changed if b in last_stats]
+        # every broker given that is not new was given before: none is gone when the counts add up
+        if changed is None or len(samples) + sum(b not in samples for b in changed) != len(last_stats):
+            for broker in [b for b in samples if b not in last_stats]:
+                del samples[broker]
+                self._aligned = False
         if self._aligned:
-            samples = self._samples
-            for broker in [b for b, stats in last_stats.items() if b not in samples or samples[b][0] is not stats]:
+            if changed is None:
+                changed = [b for b, stats in last_stats.items() if b not in samples or samples[b][0] is not stats]
+            for broker in changed:
                 self._broker_samples(broker, last_stats[broker])
             if self._aligned:
                 # Every known bundle is in exactly one report and the per-slot samples are current: fold them all

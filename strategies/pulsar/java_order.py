@@ -15,7 +15,8 @@ how many keys the map has ever held. The simulation below replays insertions (an
   ``spread & (capacity - 1)``; iteration goes bucket by bucket, each bucket in its list order.
 * ``HashMap``: table allocated at the first put (default capacity 16, or ``tableSizeFor(initialCapacity)``),
   doubled when ``++size > 0.75 * capacity``; a resize splits each bucket into "lo"/"hi" lists keeping the
-  relative order.
+  relative order — so the order is the insertion order sorted stably by bucket in the final table, which is
+  how :func:`java_order` computes it for large maps.
 * ``ConcurrentHashMap``: capacity 16, doubled when ``size >= 0.75 * capacity`` after an insertion (note:
   one key earlier than ``HashMap``); a resize moves the longest tail run of nodes that go the same way
   as-is and *prepends* the earlier nodes one by one, which reverses their order (``transfer()``'s
@@ -37,6 +38,8 @@ import math
 from functools import lru_cache
 from typing import Iterable, Iterator, Literal
 
+import numpy as np
+
 __all__ = [
     "JavaHashMapOrder",
     "MapKind",
@@ -52,7 +55,7 @@ _DEFAULT_CAPACITY = 16
 _MAX_CAPACITY = 1 << 30
 
 
-@lru_cache(maxsize=1 << 16)  # pure; broker and bundle names recur on every call
+@lru_cache(maxsize=1 << 18)  # pure; broker and bundle names recur on every call (a large cluster has 100,000)
 def string_hash_code(s: str) -> int:
     """Java ``String.hashCode()`` as a signed 32-bit int (over UTF-16 code units)."""
     h = 0
@@ -165,24 +168,8 @@ class JavaHashMapOrder:
         n = len(self._table)
         new: list[list[tuple[int, str]]] = [[] for _ in range(2 * n)]
         for i, bucket in enumerate(self._table):
-            if not bucket:
-                continue
-            # The tail run whose nodes all go the same way is reused in order ...
-            run_bit = bucket[0][0] & n
-            last_run = 0
-            for k in range(1, len(bucket)):
-                b = bucket[k][0] & n
-                if b != run_bit:
-                    run_bit = b
-                    last_run = k
-            lo: list[tuple[int, str]] = []
-            hi: list[tuple[int, str]] = []
-            (lo if run_bit == 0 else hi).extend(bucket[last_run:])
-            # ... and the nodes before it are prepended one by one (so they come out reversed).
-            for node in bucket[:last_run]:
-                (hi if node[0] & n else lo).insert(0, node)
-            new[i] = lo
-            new[i + n] = hi
+            if bucket:
+                new[i], new[i + n] = _transfer(bucket, n)
         self._table = new
 
 
@@ -197,9 +184,77 @@ def java_order(
 def _java_order(keys: tuple[str, ...], kind: MapKind, initial_capacity: int | None) -> tuple[str, ...]:
     # Memoised: the leader orders the same 100,000 bundle names on every shedding cycle and report.
     table = JavaHashMapOrder(kind, initial_capacity)
+    if len(keys) > 64:
+        return _hashmap_order(keys, table) if kind == "hashmap" else _concurrent_order(keys, table)
     for key in keys:
         table.put(key)
     return tuple(table.keys())
+
+
+def _hashmap_order(keys: tuple[str, ...], empty: JavaHashMapOrder) -> tuple[str, ...]:
+    """The order :meth:`JavaHashMapOrder.put` gives a ``HashMap``, computed at once: its resizes keep each
+    bucket in insertion order, so the keys end up in insertion order sorted (stably) by their bucket in the
+    final table."""
+    unique = list(dict.fromkeys(keys))
+    n = empty._first_capacity
+    while len(unique) > (n * 3) // 4 and n < _MAX_CAPACITY:
+        n <<= 1
+    buckets = np.fromiter((_spread(k) & (n - 1) for k in unique), dtype=np.int64, count=len(unique))
+    return tuple(unique[i] for i in np.argsort(buckets, kind="stable").tolist())
+
+
+def _concurrent_order(keys: tuple[str, ...], empty: JavaHashMapOrder) -> tuple[str, ...]:
+    """The order :meth:`JavaHashMapOrder.put` gives a ``ConcurrentHashMap``, replayed on the non-empty buckets
+    only: a table of 262,144 buckets holding 100,000 keys is mostly empty, and walking all of it on every
+    resize is what made the replay slow. Same puts, same thresholds, same transfer."""
+    n = empty._first_capacity
+    table: dict[int, list[tuple[int, str]]] = {}
+    seen: set[str] = set()
+    size = 0
+    for key in keys:
+        if key in seen:
+            continue
+        seen.add(key)
+        h = _spread(key)
+        bucket = table.get(h & (n - 1))
+        if bucket is None:
+            table[h & (n - 1)] = [(h, key)]
+        else:
+            bucket.append((h, key))
+        size += 1
+        if size >= n - (n >> 2) and n < _MAX_CAPACITY:
+            grown: dict[int, list[tuple[int, str]]] = {}
+            for i, bucket in table.items():
+                if len(bucket) == 1:  # most bins: the node goes low or high as it is
+                    grown[i | (bucket[0][0] & n)] = bucket
+                    continue
+                lo, hi = _transfer(bucket, n)
+                if lo:
+                    grown[i] = lo
+                if hi:
+                    grown[i + n] = hi
+            table = grown
+            n <<= 1
+    return tuple(key for i in sorted(table) for _, key in table[i])
+
+
+def _transfer(bucket: list[tuple[int, str]], n: int) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """``ConcurrentHashMap.transfer()`` of one bin of a table of length ``n``: (lo, hi)."""
+    # The tail run whose nodes all go the same way is reused in order ...
+    run_bit = bucket[0][0] & n
+    last_run = 0
+    for k in range(1, len(bucket)):
+        b = bucket[k][0] & n
+        if b != run_bit:
+            run_bit = b
+            last_run = k
+    lo: list[tuple[int, str]] = []
+    hi: list[tuple[int, str]] = []
+    (lo if run_bit == 0 else hi).extend(bucket[last_run:])
+    # ... and the nodes before it are prepended one by one (so they come out reversed).
+    for node in bucket[:last_run]:
+        (hi if node[0] & n else lo).insert(0, node)
+    return lo, hi
 
 
 

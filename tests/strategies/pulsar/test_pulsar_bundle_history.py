@@ -165,23 +165,27 @@ def test_load_shedding_view_of_a_snapshot_is_the_dict_view():
         lazy["pulsar/system/0x00000000_0xffffffff"]
 
 
-def test_brokers_joining_and_taking_bundles_fold_as_the_object_fold():
+@pytest.mark.parametrize("told", [False, True], ids=["any-broker", "changed-named"])
+def test_brokers_joining_and_taking_bundles_fold_as_the_object_fold(told):
     # A cluster starting: brokers register with empty reports, then report the bundles they took (nobody had
-    # them); later one takes a bundle over while its old owner still reports it (two samples), and one gives a
-    # bundle up for a bundle another broker has.
+    # them); later one takes a bundle over while its old owner still reports it (two samples), one gives a
+    # bundle up for a bundle another broker has, and one leaves. ``told``: the caller names the changed broker.
     from strategies.pulsar.load_data import NamespaceBundleStats
 
     def stats(bundles):
         return {f"ns/{b}": NamespaceBundleStats(1.5 * ord(b), 2.0, 0.5 * ord(b), 3.25, topics=2) for b in bundles}
 
     steps = [("b3", ""), ("b3", "ab"), ("b1", ""), ("b7", ""), ("b1", "cd"), ("b1", "cdi"), ("b2", "ef"),
-             ("b7", "h"), ("b9", "ga"), ("b3", "b"), ("b2", "fc"), ("b1", "di")]
+             ("b7", "h"), ("b9", "ga"), ("b3", "b"), ("b2", "fc"), ("b1", "di"), ("b7", None), ("b9", "gah")]
     joined: dict = {}
     history, reference = pulsar.BundleHistory(), {}
     for broker, bundles in steps:
-        joined[broker] = stats(bundles)
-        for _ in range(3):
-            history.update_all_stats(dict(joined))
+        if bundles is None:
+            del joined[broker]
+        else:
+            joined[broker] = stats(bundles)
+        for round_ in range(3):
+            history.update_all_stats(joined, changed=((broker,) if round_ == 0 else ()) if told else None)
             _reference_fold(reference, dict(joined))
             assert history.bundles == reference and list(history.bundles) == list(reference), (broker, bundles)
-    assert history.bundles["ns/c"].long_term_data.num_samples == 3 * 6 + 3 * 2 + 3  # once, twice, once a round
+    assert history.bundles["ns/c"].long_term_data.num_samples == 3 * 6 + 3 * 2 + 3 * 3  # once, twice, once a round

@@ -1,4 +1,6 @@
 """Java HashMap / ConcurrentHashMap iteration order; the expected orders below were printed by a JVM."""
+import pytest
+
 from strategies.pulsar.java_order import (
     JavaHashMapOrder,
     double_compare_key,
@@ -73,3 +75,20 @@ def test_string_compare_key_uses_utf16_code_units():
     a, b = "\uff5e", "\U0001f600"
     assert sorted([a, b]) == [a, b]
     assert sorted([a, b], key=string_compare_key) == [b, a]
+
+
+@pytest.mark.parametrize("kind", ["hashmap", "concurrent"])
+def test_large_map_orders_match_the_replayed_puts(kind):
+    import random
+
+    from strategies.pulsar.java_order import JavaHashMapOrder, java_order
+
+    rnd = random.Random(11)
+    for count, capacity in ((65, None), (96, None), (97, None), (768, None), (1000, None), (5000, 3), (3072, 4096)):
+        keys = [f"tenant/ns-{rnd.randrange(50)}/0x{rnd.getrandbits(32):08x}_0x{rnd.getrandbits(32):08x}"
+                for _ in range(count)]
+        keys += keys[: count // 10]  # puts of present keys keep their place
+        table = JavaHashMapOrder(kind, capacity)
+        for key in keys:
+            table.put(key)
+        assert java_order(keys, kind, capacity) == table.keys()
