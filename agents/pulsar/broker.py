@@ -503,10 +503,7 @@ class Broker(Agent):
         # the workload hands out one factors array per stretch of constant rates
         if cached is not None and cached[0] is f and cached[1] == counts:
             return cached[2]
-        rin = self.task_counts * f
-        rout = rin * self.workload._subs
-        b = self.workload._msg_bytes
-        out = float(rin.sum()), float(rout.sum()), float((rin * b).sum()), float((rout * b).sum())
+        out = self.workload.task_rates(self.task_counts, t)
         self._rates_cache = (f, counts, out)
         return out
 

@@ -18,7 +18,7 @@ from scenarios.schema import ArrayOf, Field, MapOf, Table
 from . import broker, client, events  # noqa: F401  (declares their event kinds)
 from . import faults as pulsar_faults
 from .store import STORE
-from .workload import client_of, workload_for
+from .workload import workload_for
 
 MACHINE = {
     "cores": Field("float", default=8.0, gt=0, doc="CPU cores (the cgroup quota)"),
@@ -220,18 +220,17 @@ class PulsarModel:
         brokers = broker_names(cluster["brokers"])
         added = pulsar_faults.scale_out_brokers(data["faults"])  # booted later by their scale_out fault
         clients = client_names(cluster["clients"])
-        initial: dict[str, list[str]] = {b: [] for b in brokers}
+        preassigned = cluster["start"] == "preassigned"
+        # Bundles are dealt to the brokers round robin, topics to the clients likewise (client_of); each
+        # client's topics are every len(clients)-th topic, in topic order (a million topics: slices, not a loop).
+        initial: dict[str, list[str]] = {b: wl.bundles[i::len(brokers)] if preassigned else []
+                                         for i, b in enumerate(brokers)}
+        topics_of = {c: wl.topics[j::len(clients)] for j, c in enumerate(clients)}
         connected: dict[str, dict[str, str]] = {c: {} for c in clients}
-        if cluster["start"] == "preassigned":
-            for i, bundle in enumerate(wl.bundles):
-                initial[brokers[i % len(brokers)]].append(bundle)
-        owner_of = {b: broker for broker, bs in initial.items() for b in bs}
-        topics_of: dict[str, list[str]] = {c: [] for c in clients}
-        for i, topic in enumerate(wl.topics):
-            c = client_of(i, clients)
-            topics_of[c].append(topic)
-            if owner_of:
-                connected[c][topic] = owner_of[wl.bundles[wl.topic_bundle[i]]]
+        if preassigned:
+            owner = (wl.topic_bundle % len(brokers)).tolist()  # the broker (index) of each topic's bundle
+            for j, c in enumerate(clients):
+                connected[c] = dict(zip(topics_of[c], (brokers[k] for k in owner[j::len(clients)])))
         specs = [AgentSpec(STORE, "agents.pulsar.store:MetadataStore",
                            {"op_latency_s": cluster["store"]["op_latency_ms"] / 1000.0,
                             "tick_s": cluster["store"]["tick_s"]})]

@@ -107,6 +107,8 @@ class BundleMap:
 
     def exists(self, bundle: str) -> bool:
         """Whether ``bundle`` is one of its namespace's current bundles."""
+        if not self._bounds:  # nothing was split: the workload's bundles, without parsing the name
+            return bundle in self.wl.bundle_index
         ns, lo, hi = self._parse(bundle)
         bounds = self._bounds.get(ns)
         if bounds is None:

@@ -26,3 +26,17 @@ def test_varying_tasks_are_read_at_each_time():
                                                         "off_factor": 0.5})])
     assert wl.task_factors(5.0).tolist() == [10.0] and wl.task_factors(15.0).tolist() == [5.0]
     assert np.array_equal(wl.task_factors(5.0), wl.task_factors(25.0))
+
+
+@pytest.mark.parametrize("count", [1, 3, 7, 9])
+def test_task_rates_are_numpys_sums_to_the_bit(count):
+    rng = np.random.default_rng(count)
+    wl = Workload(NAMESPACES, [{**task(f"t{i}", float(rng.uniform(0.1, 1e4))), "msg_bytes": int(rng.integers(1, 1 << 20)),
+                                "subscriptions": int(rng.integers(0, 4))} for i in range(count)])
+    for _ in range(200):
+        per_task = rng.integers(0, 10_000, size=count).astype(float)
+        rin = per_task * wl.task_factors(0.0)
+        rout = rin * np.array([t.subscriptions for t in wl.tasks], dtype=float)
+        size = np.array([t.msg_bytes for t in wl.tasks])
+        expected = (float(rin.sum()), float(rout.sum()), float((rin * size).sum()), float((rout * size).sum()))
+        assert wl.task_rates(per_task, 0.0) == expected
