@@ -83,7 +83,12 @@ class LoadManager:
             if hasattr(self.placer, "on_active_brokers_change"):
                 self.placer.on_active_brokers_change(sorted(self.active))
         else:
-            local = self.local_data[broker] = LocalBrokerData.from_json(data, f'brokerData["{broker}"].localData')
+            previous = self.reports.get(broker)
+            # A report usually brings the same bundle stats as the broker's last one (its usage changed, not its
+            # bundles): their parsed form is kept, and the bundle history then reuses its samples too.
+            same = previous is not None and data.get("lastStats") == previous.get("lastStats")
+            local = self.local_data[broker] = LocalBrokerData.from_json(
+                data, f'brokerData["{broker}"].localData', self.local_data[broker].last_stats if same else None)
             self.last_stats[broker] = local.last_stats
             self.reports[broker] = data
             self.active.add(broker)

@@ -401,8 +401,13 @@ class LocalBrokerData:
         return java_order(self.bundles, "hashmap")
 
     @classmethod
-    def from_json(cls, obj: Any, path: str) -> "LocalBrokerData":
+    def from_json(cls, obj: Any, path: str,
+                  last_stats: dict[str, NamespaceBundleStats] | None = None) -> "LocalBrokerData":
+        """``last_stats``: ``lastStats`` already parsed from JSON equal to ``obj["lastStats"]`` (the caller
+        compared them), taken as they are instead of parsing hundreds of bundles again."""
         r = _Reader(obj, path)
+        if last_stats is not None:
+            r.used.add("lastStats")
         out = cls(
             web_service_url=r.string("webServiceUrl"),
             web_service_url_tls=r.string("webServiceUrlTls"),
@@ -420,7 +425,7 @@ class LocalBrokerData:
             msg_rate_in=r.number("msgRateIn"),
             msg_rate_out=r.number("msgRateOut"),
             last_update=r.integer("lastUpdate"),
-            last_stats=r.mapping("lastStats", NamespaceBundleStats.from_json),
+            last_stats=r.mapping("lastStats", NamespaceBundleStats.from_json) if last_stats is None else last_stats,
             num_topics=r.integer("numTopics"),
             num_bundles=r.integer("numBundles"),
             num_consumers=r.integer("numConsumers"),

@@ -188,3 +188,12 @@ def test_bundle_stats_read_the_same_with_or_without_the_unchecked_fast_path():
     assert NamespaceBundleStats.from_json({**plain, "cacheSize": 7}, "b").cache_size == 7
     with pytest.raises(InputError, match=r"b\.topics.*integer"):
         NamespaceBundleStats.from_json({**plain, "topics": 1.5}, "b")
+
+
+def test_local_broker_data_takes_already_parsed_last_stats_as_they_are():
+    raw = SNAPSHOT["brokerData"]["10.0.0.1:8080"]["localData"]
+    parsed = LocalBrokerData.from_json(raw, "localData")
+    again = LocalBrokerData.from_json(raw, "localData", last_stats=parsed.last_stats)
+    assert again == parsed and again.last_stats is parsed.last_stats
+    assert again.extra == parsed.extra == {"loadReportType": "LocalBrokerData", "protocols": {}}
+    assert again.to_json() == parsed.to_json()
