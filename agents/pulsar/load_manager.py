@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Generator
 
 from strategies import pulsar
 from strategies.pulsar.load_data import BrokerData, BundleData, LocalBrokerData
+from strategies.pulsar.placement.filters import broker_to_namespace_to_bundle_range_of
 from strategies.pulsar.placement.pipeline import select_broker_for_assignment
 from strategies.pulsar.split.auto_split import check_namespace_bundle_split
 
@@ -53,6 +54,8 @@ class LoadManager:
         else:
             self.placer = pulsar.create(placement, cfg, rng=broker.rng("placement-strategy"))
         self.splitting: set[str] = set()  # bundles whose split request is in flight
+        self._ns_reported: dict[str, Any] = {}  # brokerToNamespaceToBundleRange's reported part, per broker
+        self._scores: dict[str, tuple[dict[str, Any], float]] = {}  # per broker: (report, its score)
         self._task = None
         self.stopped = False
 
@@ -202,17 +205,31 @@ class LoadManager:
         candidates = sorted(self.active)
         if not candidates:
             return None
-        load = load if load is not None else self.load_data()
-        choice = select_broker_for_assignment(bundle, candidates, load, self.placer, self.cfg)
-        if choice.broker is None:
-            return None
+        owner = self.preallocated.get(bundle) if not during_shedding else None
+        if owner is not None and owner in self.local_data:
+            # selectBrokerForAssignment answers a preallocated bundle first (the clients of a bundle's other
+            # topics look it up before its new owner reports it), without the LoadData
+            broker, random_fallback = owner, False
+        else:
+            load = load if load is not None else self.load_data()
+            choice = select_broker_for_assignment(
+                bundle, candidates, load, self.placer, self.cfg,
+                broker_to_namespace_to_bundle_range=broker_to_namespace_to_bundle_range_of(load, self._ns_reported))
+            if choice.broker is None:
+                return None
+            broker, random_fallback = choice.broker, bool(choice.random_fallback)
         if not during_shedding:
-            self.preallocated[bundle] = choice.broker
+            self.preallocated[bundle] = broker
         scores = {b: self.score(b) for b in candidates}
-        self.b.emit("bundle_placed", bundle=bundle, broker=choice.broker, strategy=type(self.placer).__name__,
-                    random_fallback=bool(choice.random_fallback), scores=scores)
-        return choice.broker
+        self.b.emit("bundle_placed", bundle=bundle, broker=broker, strategy=type(self.placer).__name__,
+                    random_fallback=random_fallback, scores=scores)
+        return broker
 
     def score(self, broker: str) -> float:
         r = self.reports.get(broker)
-        return 100.0 * pulsar.weighted_max_4(r, self.cfg) if r is not None else float("nan")
+        if r is None:
+            return float("nan")
+        cached = self._scores.get(broker)
+        if cached is None or cached[0] is not r:  # once per report: a placement lists every broker's score
+            cached = self._scores[broker] = (r, 100.0 * pulsar.weighted_max_4(r, self.cfg))
+        return cached[1]

@@ -17,6 +17,7 @@ Departure: Pulsar first tries to load a new bundle's history from the metadata s
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any, Iterable, Iterator, Mapping, MutableMapping
 
 import numpy as np
@@ -52,6 +53,8 @@ class BundleHistory:
         self._cur_topics = np.zeros(0, dtype=np.int64)
         #: every known bundle is in exactly one report, and _cur holds the samples of the reports given last
         self._aligned = False
+        # snapshots still in use that share this history's arrays: they take copies before the next change
+        self._sharing: list[weakref.ref[BundleHistorySnapshot]] = []
         # per broker: (its lastStats mapping, slots of its bundles, samples 4 × n, topics), rebuilt when the
         # broker's report object changes or a slot is freed
         self._samples: dict[str, tuple[Mapping[str, NamespaceBundleStats], np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -71,6 +74,7 @@ class BundleHistory:
         object again for a broker whose report did not change: its samples are then reused. ``changed``, when
         given, names every broker whose mapping may differ from the previous call (the leader knows which
         report arrived)."""
+        self._unshare()
         samples = self._samples
         if changed is not None:
             changed = [b for b in changed if b in last_stats]
@@ -199,9 +203,10 @@ class BundleHistory:
 
     def forget(self, bundle: str) -> None:
         """Drop ``bundle``'s history (the leader does when it splits the bundle)."""
-        slot = self._slot.pop(bundle, None)
-        if slot is None:
+        if bundle not in self._slot:
             return
+        self._unshare()
+        slot = self._slot.pop(bundle)
         self._names[slot] = None
         self._free.append(slot)
         self._samples.clear()  # their slot arrays may name the freed slot
@@ -226,8 +231,20 @@ class BundleHistory:
 
     def snapshot(self) -> "BundleHistorySnapshot":
         """Every bundle's history as it is now, as a mapping that makes each :class:`BundleData` when it is
-        first read (a shedding cycle reads a few of 100,000 bundles); later folds do not change it."""
-        return BundleHistorySnapshot(dict(self._slot), self._num.copy(), self._val.copy(), self._topics.copy())
+        first read (a shedding cycle reads a few of 100,000 bundles); later folds do not change it.
+
+        It shares this history's arrays until the history next changes, and takes copies then if it is still in
+        use (each placement makes one; most are gone before the next report)."""
+        snap = BundleHistorySnapshot(self._slot, self._num, self._val, self._topics)
+        self._sharing.append(weakref.ref(snap))
+        return snap
+
+    def _unshare(self) -> None:
+        for ref in self._sharing:
+            snap = ref()
+            if snap is not None:
+                snap._own()
+        self._sharing.clear()
 
     def bundle_json(self, bundle: str) -> dict[str, Any]:
         """``bundle``'s ``BundleData`` JSON; default stats (0 samples) for a bundle without history."""
@@ -249,6 +266,13 @@ class BundleHistorySnapshot(MutableMapping[str, BundleData]):
         self._num, self._val, self._topics = num, val, topics
         self._made: dict[str, BundleData] = {}
         self._extra: dict[str, BundleData] = {}  # set here and not in the history, in insertion order
+        self._owned = False  # whether the slots and arrays are this snapshot's own copies
+
+    def _own(self) -> None:
+        if not self._owned:
+            self._slot = dict(self._slot)
+            self._num, self._val, self._topics = self._num.copy(), self._val.copy(), self._topics.copy()
+            self._owned = True
 
     def __getitem__(self, bundle: str) -> BundleData:
         data = self._made.get(bundle)
@@ -267,7 +291,9 @@ class BundleHistorySnapshot(MutableMapping[str, BundleData]):
             self._extra[bundle] = data
 
     def __delitem__(self, bundle: str) -> None:
-        if self._slot.pop(bundle, None) is not None:
+        if bundle in self._slot:
+            self._own()
+            del self._slot[bundle]
             self._made.pop(bundle, None)
         else:
             del self._extra[bundle]

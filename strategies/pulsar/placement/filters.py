@@ -322,16 +322,39 @@ class NamespacePolicies:
 # The namespace map
 
 
-def broker_to_namespace_to_bundle_range_of(load: LoadData) -> dict[str, dict[str, set[str]]]:
+def broker_to_namespace_to_bundle_range_of(
+    load: LoadData, reported: dict[str, tuple[Any, dict[str, set[str]]]] | None = None
+) -> dict[str, dict[str, set[str]]]:
     """``brokerToNamespaceToBundleRange`` as ``updateBundleData`` rebuilds it: each broker's reported bundles
-    (``lastStats`` keys) plus its preallocated ones, by namespace."""
+    (``lastStats`` keys) plus its preallocated ones, by namespace.
+
+    ``reported``: a cache the caller keeps between calls, of each broker's reported part, reused while the
+    broker's ``lastStats`` is the same object (the leader's are never changed in place). The result's sets are
+    then shared with the cache: read them only."""
     out: dict[str, dict[str, set[str]]] = {}
     for broker, data in load.broker_data.items():
-        by_namespace: dict[str, set[str]] = {}
-        for bundle in [*data.local_data.last_stats, *data.preallocated_bundle_data]:
-            by_namespace.setdefault(namespace_of_bundle(bundle), set()).add(range_of_bundle(bundle))
+        stats = data.local_data.last_stats
+        hit = reported.get(broker) if reported is not None else None
+        if hit is not None and hit[0] is stats:
+            by_namespace = hit[1]
+        else:
+            by_namespace = _by_namespace(stats, {})
+            if reported is not None:
+                reported[broker] = (stats, by_namespace)
+        if data.preallocated_bundle_data:
+            by_namespace = _by_namespace(data.preallocated_bundle_data,
+                                         {ns: set(ranges) for ns, ranges in by_namespace.items()})
         out[broker] = by_namespace
+    if reported is not None:
+        for broker in [b for b in reported if b not in load.broker_data]:
+            del reported[broker]
     return out
+
+
+def _by_namespace(bundles: Iterable[str], into: dict[str, set[str]]) -> dict[str, set[str]]:
+    for bundle in bundles:
+        into.setdefault(namespace_of_bundle(bundle), set()).add(range_of_bundle(bundle))
+    return into
 
 
 def _unique(brokers: Iterable[str]) -> list[str]:

@@ -189,3 +189,16 @@ def test_brokers_joining_and_taking_bundles_fold_as_the_object_fold(told):
             _reference_fold(reference, dict(joined))
             assert history.bundles == reference and list(history.bundles) == list(reference), (broker, bundles)
     assert history.bundles["ns/c"].long_term_data.num_samples == 3 * 6 + 3 * 2 + 3 * 3  # once, twice, once a round
+
+
+def test_snapshot_shares_nothing_it_or_the_history_changes_afterwards():
+    history = pulsar.BundleHistory()
+    history.update_all({"b1": report(x=100.0, y=5.0)})
+    first, second = history.snapshot(), history.snapshot()
+    del first["x"]  # a snapshot's own change stays its own
+    assert "x" in history and "x" in second and list(first) == ["y"]
+    history.update_all({"b1": report(x=300.0, y=50.0)})  # the history's change leaves live snapshots as they were
+    assert second["x"].short_term_data.msg_rate_in == 100.0 and second["y"].short_term_data.msg_rate_in == 5.0
+    assert history.bundles["y"].short_term_data.msg_rate_in == pytest.approx(27.5)
+    history.forget("y")
+    assert "y" in second and "y" not in history
