@@ -197,19 +197,25 @@ class BundleHistory:
             return  # every known bundle was reported
         seen = np.zeros(len(self._names), dtype=bool)
         seen[slots] = True
-        gone = [b for b, s in self._slot.items() if not seen[s]]
-        for bundle in gone:
-            self.forget(bundle)
+        self._forget([b for b, s in self._slot.items() if not seen[s]])
 
     def forget(self, bundle: str) -> None:
         """Drop ``bundle``'s history (the leader does when it splits the bundle)."""
-        if bundle not in self._slot:
+        self._forget([bundle])
+
+    def _forget(self, bundles: list[str]) -> None:
+        bundles = [b for b in bundles if b in self._slot]
+        if not bundles:
             return
         self._unshare()
-        slot = self._slot.pop(bundle)
-        self._names[slot] = None
-        self._free.append(slot)
-        self._samples.clear()  # their slot arrays may name the freed slot
+        freed = [self._slot.pop(b) for b in bundles]
+        for slot in freed:
+            self._names[slot] = None
+            self._free.append(slot)
+        # a broker's cached samples that name a freed slot are made again (the slot may be taken by another bundle)
+        gone = np.array(freed, dtype=np.int64)
+        for broker in [b for b, entry in self._samples.items() if np.isin(entry[1], gone).any()]:
+            del self._samples[broker]
         self._aligned = False
 
     # -- reading ------------------------------------------------------------------------------------------------

@@ -202,3 +202,21 @@ def test_snapshot_shares_nothing_it_or_the_history_changes_afterwards():
     assert history.bundles["y"].short_term_data.msg_rate_in == pytest.approx(27.5)
     history.forget("y")
     assert "y" in second and "y" not in history
+
+
+def test_forgetting_a_reported_bundle_starts_its_history_again_and_leaves_the_others():
+    # The leader forgets a bundle it splits while its owner still reports it; another broker's new bundle may
+    # take the freed slot.
+    history, reference = pulsar.BundleHistory(), {}
+    given = {"b1": report(x=100.0, y=5.0), "b2": report(z=7.0)}
+    parsed = {b: {k: pulsar.load_data.NamespaceBundleStats.from_json(v, "") for k, v in r["lastStats"].items()}
+              for b, r in given.items()}
+    for step in range(4):
+        if step == 2:
+            history.forget("x")
+            del reference["x"]
+            parsed["b2"] = {**parsed["b2"], "w": pulsar.load_data.NamespaceBundleStats(1.0, 2.0, 3.0, 4.0)}
+        history.update_all_stats(parsed)
+        _reference_fold(reference, parsed)
+        assert history.bundles == reference, step
+    assert history.bundles["x"].long_term_data.num_samples == 2
