@@ -10,9 +10,12 @@ time) or a scaled copy of it, and prints:
 * peak resident memory of the process.
 
 ``--scale F`` multiplies brokers, clients, bundles and topics by F (e.g. 0.1 for a tenth of the cluster);
-``--until S`` shortens the virtual time. Usage::
+``--until S`` shortens the virtual time. The scenario's bundles are dealt evenly, so its shedding finds nothing
+to move; ``--cpu-spike`` adds another process burning 8 of the 16 cores on ten brokers' hosts (broker-10 to
+broker-19) from 1,200 s to 2,100 s, so that ThresholdShedder unloads bundles and their clients reconnect — the
+unload path at scale. The unloads and reconnections are counted from the trace after the timed run. Usage::
 
-    python benchmarks/pulsar_large_bench.py [--scale 1.0] [--until 3600] [--json]
+    python benchmarks/pulsar_large_bench.py [--scale 1.0] [--until 3600] [--cpu-spike] [--json]
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ import resource
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import simpy
@@ -33,6 +37,7 @@ if str(ROOT) not in sys.path:
 
 from emulator.models import load_model  # noqa: E402
 from emulator.runner import execute  # noqa: E402
+from emulator.trace import open_run  # noqa: E402
 from scenarios.loader import load_scenario, validate_scenario  # noqa: E402
 
 
@@ -46,6 +51,17 @@ def scaled(scenario, scale: float):
     for task in data["workload"]["tasks"]:
         task["topics"] = max(1, round(task["topics"] * scale))
     return validate_scenario(data, f"{scenario.source} (scale {scale})")
+
+
+CPU_SPIKE = {"kind": "cpu_spike", "at": 1200.0, "duration_s": 900.0, "agents": ["broker-1?"], "cores": 8.0,
+             "label": "another process on ten brokers' hosts"}
+
+
+def with_cpu_spike(scenario):
+    """The scenario with :data:`CPU_SPIKE` added to its faults."""
+    data = copy.deepcopy(scenario.data)
+    data["faults"] = [*data.get("faults", []), dict(CPU_SPIKE)]
+    return validate_scenario(data, f"{scenario.source} (with a CPU spike)")
 
 
 def bare_simpy_rate(processes: int = 1000, steps: int = 300_000) -> float:
@@ -68,10 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--until", type=float, default=None, help="virtual seconds (default: the scenario's hour)")
+    ap.add_argument("--cpu-spike", action="store_true", help="add a CPU spike on ten brokers (see above)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args(argv)
 
     base = load_scenario("pulsar-large", [])
+    if args.cpu_spike:
+        base = with_cpu_spike(base)
     scenario = scaled(base, args.scale) if args.scale != 1.0 else base
     model = load_model("pulsar")
     t0 = time.perf_counter()
@@ -82,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         result = execute(scenario, Path(tmp) / "run", until=args.until)
         wall_s = time.perf_counter() - t0
+        kinds = Counter(e.kind for e in open_run(result.run_dir).events())
     events = result.manifest["events"]["count"]
     model_rate = events / wall_s
     bare_rate = bare_simpy_rate()
@@ -93,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         "wall_s": round(wall_s, 2),
         "events": events,
         "windows": result.stats.windows,
+        "unloads": kinds["bundle_unloaded"],
+        "reconnections": kinds["topic_connected"],
         "events_per_s": round(model_rate),
         "bare_simpy_timeouts_per_s": round(bare_rate),
         "ratio_to_bare_simpy": round(model_rate / bare_rate, 4),
