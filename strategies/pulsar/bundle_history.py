@@ -56,7 +56,7 @@ class BundleHistory:
         # snapshots still in use that share this history's arrays: they take copies before the next change
         self._sharing: list[weakref.ref[BundleHistorySnapshot]] = []
         # per broker: (its lastStats mapping, slots of its bundles, samples 4 × n, topics), rebuilt when the
-        # broker's report object changes or a slot is freed
+        # broker's report object changes or a slot of its bundles is freed
         self._samples: dict[str, tuple[Mapping[str, NamespaceBundleStats], np.ndarray, np.ndarray, np.ndarray]] = {}
 
     # -- folding ----------------------------------------------------------------------------------------------
@@ -132,7 +132,7 @@ class BundleHistory:
         slots = np.fromiter((self._slot_of(b) for b in stats), dtype=np.int64, count=len(stats))
         samples = np.array([[getattr(st, v) for v in _VALUES] for st in stats.values()], dtype=float).reshape(-1, 4).T
         topics = np.fromiter((st.topics for st in stats.values()), dtype=np.int64, count=len(stats))
-        # (a new bundle takes a new slot; freeing a slot drops every cached entry)
+        # (a new bundle takes a new slot; freeing a slot drops the cached entries that name it)
         before = cached[1] if cached is not None else slots[:0]
         if len(slots) == len(before) + len(self._slot) - known and np.isin(before, slots).all():
             # The broker still reports all it did, plus bundles nobody had (new slots): each known bundle is still

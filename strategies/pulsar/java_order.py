@@ -257,7 +257,6 @@ def _transfer(bucket: list[tuple[int, str]], n: int) -> tuple[list[tuple[int, st
     return lo, hi
 
 
-
 def double_compare_key(value: float) -> tuple[int, float, int]:
     """Sort key ordering floats as Java's ``Double.compare``: NaN is the largest value and -0.0 < 0.0.
 

@@ -31,8 +31,9 @@ def test_varying_tasks_are_read_at_each_time():
 @pytest.mark.parametrize("count", [1, 3, 7, 9])
 def test_task_rates_are_numpys_sums_to_the_bit(count):
     rng = np.random.default_rng(count)
-    wl = Workload(NAMESPACES, [{**task(f"t{i}", float(rng.uniform(0.1, 1e4))), "msg_bytes": int(rng.integers(1, 1 << 20)),
-                                "subscriptions": int(rng.integers(0, 4))} for i in range(count)])
+    tasks = [{**task(f"t{i}", float(rng.uniform(0.1, 1e4))), "msg_bytes": int(rng.integers(1, 1 << 20)),
+              "subscriptions": int(rng.integers(0, 4))} for i in range(count)]
+    wl = Workload(NAMESPACES, tasks)
     for _ in range(200):
         per_task = rng.integers(0, 10_000, size=count).astype(float)
         rin = per_task * wl.task_factors(0.0)
