@@ -21,12 +21,13 @@ import csv
 import hashlib
 import json
 import math
-import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
+
+from strategies.pulsar.split.bundles import topic_hash  # Pulsar's getLongHashCode: the topic's place in bundles
 
 FULL_RANGE_END = 0x100000000  # Pulsar bundle ranges: [lower, upper), the last one includes 0xffffffff
 
@@ -42,11 +43,6 @@ def bundle_ranges(count: int) -> list[tuple[int, int]]:
 def bundle_name(namespace: str, lower: int, upper: int) -> str:
     """Pulsar's bundle name, e.g. ``public/default/0x00000000_0x40000000`` (upper printed as 0xffffffff at the end)."""
     return f"{namespace}/0x{lower:08x}_0x{min(upper, 0xFFFFFFFF):08x}"
-
-
-def topic_hash(topic: str) -> int:
-    """The 32-bit hash that places a topic in a bundle (CRC-32 of the name, unsigned)."""
-    return zlib.crc32(topic.encode())
 
 
 @dataclass(frozen=True)
