@@ -32,13 +32,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from emulator.manifest import new_manifest, write_manifest  # noqa: E402
-from emulator.trace.writer import SegmentWriter  # noqa: E402
-from tools.analysis import AnalysisOptions, analyze  # noqa: E402
-from tools.analysis.common import COMMON_SCHEMA  # noqa: E402
-from tools.analysis.pulsar import SCHEMA as PULSAR_SCHEMA  # noqa: E402
-from tools.analysis.runs import open_run_info  # noqa: E402
-from tools.spark import EventSchema, decode_segment, read_events, spark_session  # noqa: E402
+from clusteremu.emulator.manifest import new_manifest, write_manifest  # noqa: E402
+from clusteremu.emulator.trace.writer import SegmentWriter  # noqa: E402
+from clusteremu.tools.analysis import AnalysisOptions, analyze  # noqa: E402
+from clusteremu.tools.analysis.common import COMMON_SCHEMA  # noqa: E402
+from clusteremu.tools.analysis.pulsar import SCHEMA as PULSAR_SCHEMA  # noqa: E402
+from clusteremu.tools.analysis.runs import open_run_info  # noqa: E402
+from clusteremu.tools.spark import EventSchema, decode_segment, read_events, spark_session  # noqa: E402
 
 BROKERS = 20
 CLIENTS = 200

@@ -35,10 +35,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from emulator.models import load_model  # noqa: E402
-from emulator.runner import execute  # noqa: E402
-from emulator.trace import open_run  # noqa: E402
-from scenarios.loader import load_scenario, validate_scenario  # noqa: E402
+from clusteremu.emulator.models import load_model  # noqa: E402
+from clusteremu.emulator.runner import execute  # noqa: E402
+from clusteremu.emulator.trace import open_run  # noqa: E402
+from clusteremu.scenarios.loader import load_scenario, validate_scenario  # noqa: E402
 
 
 def scaled(scenario, scale: float):

@@ -39,9 +39,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from emulator.runner import execute  # noqa: E402
-from emulator.trace.reader import open_run  # noqa: E402
-from scenarios.loader import load_scenario  # noqa: E402
+from clusteremu.emulator.runner import execute  # noqa: E402
+from clusteremu.emulator.trace.reader import open_run  # noqa: E402
+from clusteremu.scenarios.loader import load_scenario  # noqa: E402
 
 
 def storm_overrides(clients: int) -> list[str]:

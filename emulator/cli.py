@@ -1,4 +1,4 @@
-"""``clusteremu`` (also ``python -m emulator``): the command-line interface.
+"""``clusteremu`` (also ``python -m clusteremu``): the command-line interface.
 
 Exit status 0 on success, 2 on bad input (the message names the file, key or flag and the reason), 1 when the
 run itself fails.
@@ -9,9 +9,9 @@ import argparse
 import importlib
 import sys
 
-from .errors import InputError, RunFailure
+from clusteremu.base.errors import InputError, RunFailure
 
-#: verb → module under ``emulator.commands`` (each defines ``add_parser``)
+#: verb → module under ``clusteremu.emulator.commands`` (each defines ``add_parser``)
 VERBS = {
     "run": "run",
     "analyze": "analyze",
@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         if module in done:
             continue
         done.add(module)
-        importlib.import_module(f"emulator.commands.{module}").add_parser(sub)
+        importlib.import_module(f"clusteremu.emulator.commands.{module}").add_parser(sub)
     return parser
 
 

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from scenarios.schema import ArrayOf, Field, Table
+from clusteremu.scenarios.schema import ArrayOf, Field, Table
 
 from .network import Condition
 from .trace.kinds import declare

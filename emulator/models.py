@@ -4,7 +4,7 @@ A model module exposes ``MODEL``, an object with:
 
 * ``name``, ``description``;
 * ``sections``: the scenario schema of its own sections (``cluster``, ``workload``, ``strategy``, ``config``,
-  ``faults``), see :mod:`scenarios.schema`;
+  ``faults``), see :mod:`clusteremu.scenarios.schema`;
 * ``agents(scenario) -> list[AgentSpec]``: every agent of the run, built from the validated scenario alone, so
   that any worker process can build its share without receiving objects;
 * ``network_conditions(scenario) -> list[Condition]``: network faults of the schedule (may be empty).
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MODELS: dict[str, str] = {
-    "heartbeat": "agents.heartbeat.model",
-    "pulsar": "agents.pulsar.model",
+    "heartbeat": "clusteremu.agents.heartbeat.model",
+    "pulsar": "clusteremu.agents.pulsar.model",
 }
 
 

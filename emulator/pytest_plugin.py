@@ -4,10 +4,10 @@ Fixtures:
 
 * ``emulate(scenario, seed=None, until=None, *, agents="inproc", fresh=False, **overrides)`` runs a scenario
   (a built-in's name, a TOML path, a dict, a ``Scenario`` or a ``ScenarioBuilder``) into pytest's temporary
-  directories and returns the finished :class:`~emulator.trace.reader.Run`. Keyword overrides set key paths
+  directories and returns the finished :class:`~clusteremu.emulator.trace.reader.Run`. Keyword overrides set key paths
   (``workload__timer_mode="fixed_delay"`` or ``**{"workload.timer_mode": "fixed_delay"}``). A run is a pure
   function of its inputs, so identical calls in one session share one run unless ``fresh=True``.
-* ``scenario``: the :class:`~emulator.testing.builder.ScenarioBuilder` class, to write a scenario in Python:
+* ``scenario``: the :class:`~clusteremu.emulator.testing.builder.ScenarioBuilder` class, to write a scenario in Python:
   ``scenario("kernel-heartbeat").set(...).pause(...)`` or ``scenario(model="heartbeat")``.
 * ``clusteremu_seed``: the seed ``emulate`` uses when none is passed: the marker's seed for this test, else
   ``--clusteremu-seed``, else None (the scenario's own seed).
@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import pytest
 
 if TYPE_CHECKING:
-    from emulator.testing.emulate import ScenarioLike
-    from emulator.trace.reader import Run
+    from clusteremu.emulator.testing.emulate import ScenarioLike
+    from clusteremu.emulator.trace.reader import Run
 
 SEEDS_MARK = "clusteremu_seeds"
 SEED_FIXTURE = "clusteremu_seed"
@@ -109,9 +109,9 @@ class RunCache:
         self.runs: dict[str, "Run"] = {}
 
     def get(self, sc: Any, seed: int | None, until: float | None, agents: str, fresh: bool) -> "Run":
-        from emulator.runner import execute
-        from emulator.testing.emulate import run_key
-        from emulator.trace.reader import open_run
+        from clusteremu.emulator.runner import execute
+        from clusteremu.emulator.testing.emulate import run_key
+        from clusteremu.emulator.trace.reader import open_run
 
         seed = sc.seed if seed is None else seed
         until = sc.duration_s if until is None else until
@@ -146,7 +146,7 @@ def emulate(
     request: pytest.FixtureRequest, clusteremu_seed: int | None, clusteremu_runs: RunCache
 ) -> Callable[..., "Run"]:
     """``emulate(scenario, seed=None, until=None, *, agents="inproc", fresh=False, **overrides) -> Run``."""
-    from emulator.testing.emulate import prepare
+    from clusteremu.emulator.testing.emulate import prepare
 
     def emulate(
         scenario: "ScenarioLike",
@@ -170,6 +170,6 @@ def emulate(
 @pytest.fixture
 def scenario() -> type:
     """The ``ScenarioBuilder`` class: ``scenario("kernel-heartbeat").set(...)`` or ``scenario(model="heartbeat")``."""
-    from emulator.testing.builder import ScenarioBuilder
+    from clusteremu.emulator.testing.builder import ScenarioBuilder
 
     return ScenarioBuilder

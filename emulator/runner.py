@@ -10,11 +10,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-from scenarios.loader import Scenario
+from clusteremu.scenarios.loader import Scenario
 
 from . import faults
 from .coordinator import NETWORK_AGENT, Coordinator, CoordinatorStats
-from .errors import InputError
+from clusteremu.base.errors import InputError
 from .manifest import new_manifest, write_manifest
 from .models import AgentSpec, load_model
 from .network import Latency, Link, NetworkModel

@@ -2,7 +2,7 @@
 
 A scenario is a TOML file (or a built-in scenario's name). Everything is validated before anything runs:
 unknown keys, wrong types, out-of-range values and unknown strategy names are refused with an
-:class:`emulator.errors.InputError` naming the file, the key path and the reason (exit status 2).
+:class:`clusteremu.base.errors.InputError` naming the file, the key path and the reason (exit status 2).
 ``--set key.path=value`` overrides apply before validation, so they are checked the same way.
 """
 from __future__ import annotations
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from emulator.errors import InputError
-from emulator.faults import fault_schema
-from emulator.models import MODELS, load_model
-from emulator.network import DISTRIBUTIONS
+from clusteremu.base.errors import InputError
+from clusteremu.emulator.faults import fault_schema
+from clusteremu.emulator.models import MODELS, load_model
+from clusteremu.emulator.network import DISTRIBUTIONS
 
 from .catalog import builtin_path
 from .schema import REQUIRED, ArrayOf, Field, SchemaErrors, Table, validate

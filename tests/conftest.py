@@ -11,13 +11,13 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from emulator.manifest import new_manifest, write_manifest
-from emulator.trace.writer import DEFAULT_SEGMENT_BYTES, SegmentWriter
+from clusteremu.emulator.manifest import new_manifest, write_manifest
+from clusteremu.emulator.trace.writer import DEFAULT_SEGMENT_BYTES, SegmentWriter
 
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    from tools.spark.session import spark_session
+    from clusteremu.tools.spark.session import spark_session
 
     session = spark_session("local[2]", app_name="clusteremu-tests")
     yield session

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from emulator.runner import execute
-from scenarios.catalog import builtins
-from scenarios.loader import load_scenario
+from clusteremu.emulator.runner import execute
+from clusteremu.scenarios.catalog import builtins
+from clusteremu.scenarios.loader import load_scenario
 
 PINS = Path(__file__).with_name("golden_digests.json")
 SEED = 7

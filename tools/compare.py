@@ -20,9 +20,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from emulator.errors import InputError
-from tools.analysis.encoding import number
-from tools.analysis.runs import scenario_value, strategy_label
+from clusteremu.base.errors import InputError
+from clusteremu.tools.analysis.encoding import number
+from clusteremu.tools.analysis.runs import scenario_value, strategy_label
 
 #: ``--by`` values that are not scenario key paths.
 SPECIAL_KEYS = ("strategy", "scenario", "seed", "model", "run")
@@ -86,7 +86,7 @@ def load_summaries(
     analyze_missing: bool = True,
 ) -> list[RunSummary]:
     """The summaries of ``run_dirs`` (``RUN/analysis/summary.json``), analysing first the runs that lack one."""
-    from tools.analysis import ANALYSIS_DIR, AnalysisOptions, analyze_runs
+    from clusteremu.tools.analysis import ANALYSIS_DIR, AnalysisOptions, analyze_runs
 
     dirs = [Path(d) for d in run_dirs]
     for d in dirs:
@@ -278,7 +278,7 @@ def strongest_share(run: RunSummary) -> float | None:
     each at its latest load report (``broker_load.parquet``); None when the brokers are all alike."""
     import pandas as pd
 
-    from tools.analysis import ANALYSIS_DIR
+    from clusteremu.tools.analysis import ANALYSIS_DIR
 
     cluster = run.scenario.get("cluster", {}) if isinstance(run.scenario.get("cluster"), dict) else {}
     base = number((cluster.get("machine") or {}).get("cores"))
@@ -333,7 +333,7 @@ def rate(groups: Sequence[Group], rules: RatingRules = RatingRules()) -> dict[st
 # -- the comparison table ----------------------------------------------------------------------------------------
 def headline_columns(groups: Sequence[Group]) -> list[Any]:
     """The headline figures of the models present, in model order then declaration order."""
-    from tools.analysis import figures_for
+    from clusteremu.tools.analysis import figures_for
 
     seen: dict[str, Any] = {}
     for model in sorted({m for g in groups for m in g.models}):

@@ -1,7 +1,7 @@
 """``report.html`` of an analysed run: its key figures and PNG plots, rendered from the analysis directory alone.
 
 :func:`render_report` reads ``summary.json`` and the Parquet tables that ``clusteremu analyze`` wrote, asks the
-run's model for its plot panels (:meth:`tools.analysis.model.ModelFigures.panels`), adds the GC-pause panel every
+run's model for its plot panels (:meth:`clusteremu.tools.analysis.model.ModelFigures.panels`), adds the GC-pause panel every
 trace has, and writes one PNG per panel under ``plots/`` plus ``report.html`` referring to them. Every time axis
 carries the run's markers: shedding unloads and other point events as vertical lines, scheduled faults as
 shaded spans. Plots use matplotlib's Agg backend (no display needed); a series value of ±inf cannot be drawn as
@@ -200,7 +200,7 @@ details { margin-top: 20px; font-size: 13px; }
 def render_report(analysis_dir: str | Path) -> Path:
     """Write ``plots/*.png`` and ``report.html`` in ``analysis_dir`` (which holds ``summary.json`` and the
     tables of an analysis) and return the report's path."""
-    from tools.analysis import figures_for
+    from clusteremu.tools.analysis import figures_for
 
     adir = Path(analysis_dir)
     summary = json.loads((adir / "summary.json").read_text())

@@ -24,7 +24,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from emulator.errors import InputError
+from clusteremu.base.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,7 @@ def plan(
     overrides: Sequence[str] = (),
 ) -> list[Point]:
     """Every point of the sweep, each combination validated first (InputError names the combination)."""
-    from scenarios.loader import load_scenario
+    from clusteremu.scenarios.loader import load_scenario
 
     if not scenarios:
         raise InputError("sweep", "no scenario to sweep")
@@ -214,8 +214,8 @@ def default_out(name: str, base: Path = Path("runs")) -> Path:
 # -- running ---------------------------------------------------------------------------------------------------
 def run_point(point: Point, until: float | None = None, agents: str = "inproc") -> RunRecord:
     """Run one point (in this process); a failure is recorded, not raised."""
-    from emulator.runner import execute
-    from scenarios.loader import load_scenario
+    from clusteremu.emulator.runner import execute
+    from clusteremu.scenarios.loader import load_scenario
 
     start = time.perf_counter()
     try:
@@ -332,11 +332,11 @@ def sweep(
     """Run ``points`` (locally, or as Spark tasks on ``spark_master``), analyse the runs that finished in one
     Spark job (on ``spark_master``, else ``analysis_master``) and compare them grouped ``by`` (``point``: the
     scenario and grid combination, seeds pooled; or any ``clusteremu compare --by`` key)."""
-    from tools.analysis import AnalysisOptions, analyze, write_analysis
-    from tools.analysis.pipeline import ANALYSIS_DIR
-    from tools.analysis.runs import open_run_info
-    from tools.compare import comparison, group_runs, load_summaries
-    from tools.spark.session import spark_context
+    from clusteremu.tools.analysis import AnalysisOptions, analyze, write_analysis
+    from clusteremu.tools.analysis.pipeline import ANALYSIS_DIR
+    from clusteremu.tools.analysis.runs import open_run_info
+    from clusteremu.tools.compare import comparison, group_runs, load_summaries
+    from clusteremu.tools.spark.session import spark_context
 
     out.mkdir(parents=True, exist_ok=True)
     with spark_context(spark_master or analysis_master, app_name="clusteremu-sweep") as spark:

@@ -5,8 +5,8 @@ from typing import Generator
 
 import simpy
 
-from emulator.agent import Agent
-from emulator.trace.kinds import declare
+from clusteremu.emulator.agent import Agent
+from clusteremu.emulator.trace.kinds import declare
 
 declare("heartbeat_sent", "A member sent heartbeat number `n` to the monitor.", __name__, n="int")
 

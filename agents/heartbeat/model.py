@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from emulator import faults
-from emulator.executor import MODES
-from emulator.models import AgentSpec
-from emulator.network import Condition
-from scenarios.schema import Field, Table
+from clusteremu.emulator import faults
+from clusteremu.emulator.executor import MODES
+from clusteremu.emulator.models import AgentSpec
+from clusteremu.emulator.network import Condition
+from clusteremu.scenarios.schema import Field, Table
 
 from . import member, monitor  # noqa: F401  (declares their event kinds)
 
@@ -47,11 +47,11 @@ class HeartbeatModel:
         cluster, work = scenario["cluster"], scenario["workload"]
         members = [f"member-{i + 1}" for i in range(cluster["members"])]
         common = {**work, "gc": cluster["gc"], "monitor": MONITOR}
-        specs = [AgentSpec(m, "agents.heartbeat.member:Member", common) for m in members]
+        specs = [AgentSpec(m, "clusteremu.agents.heartbeat.member:Member", common) for m in members]
         specs.append(
             AgentSpec(
                 MONITOR,
-                "agents.heartbeat.monitor:Monitor",
+                "clusteremu.agents.heartbeat.monitor:Monitor",
                 {
                     "members": members,
                     "session_timeout_s": work["session_timeout_s"],

@@ -1,9 +1,9 @@
 """The monitor: tracks each member's last heartbeat and expires sessions after the timeout."""
 from __future__ import annotations
 
-from emulator.agent import Agent
-from emulator.messages import Message
-from emulator.trace.kinds import declare
+from clusteremu.emulator.agent import Agent
+from clusteremu.emulator.messages import Message
+from clusteremu.emulator.trace.kinds import declare
 
 declare(
     "heartbeat_received",

@@ -1,7 +1,7 @@
 """A Pulsar broker: metadata session, registration, leader election, host-usage sampling, load reports,
 bundle ownership, lookups, connections, unloads, GC pauses — and, while it is the leader, the load manager.
 
-Timers run on the broker's ``loadManagerExecutor`` (one thread, Java semantics, see ``emulator.executor``): the
+Timers run on the broker's ``loadManagerExecutor`` (one thread, Java semantics, see ``clusteremu.emulator.executor``): the
 host-usage sampler (fixed rate as older brokers and the Tencent article had it, or fixed delay as newer brokers
 do — a scenario setting), the 5 s load-report task and, on the leader, the shedding task. A stop-the-world pause
 stops all of them, the session heartbeats and request handling at once.
@@ -17,9 +17,9 @@ from typing import Any, Generator
 import numpy as np
 import simpy
 
-from emulator.agent import Agent, AgentContext
-from emulator.messages import Message
-from strategies.pulsar import PulsarConfig
+from clusteremu.emulator.agent import Agent, AgentContext
+from clusteremu.emulator.messages import Message
+from clusteremu.strategies.pulsar import PulsarConfig
 
 from . import events  # noqa: F401
 from .faults import in_name_order
@@ -644,7 +644,7 @@ class Broker(Agent):
             self.stop_the_world(float(median_s * rng.lognormal(0.0, sigma)), cause=f"gc-{kind}")
 
     def on_fault(self, kind: str, spec: dict[str, Any]) -> None:
-        """The model's faults (see ``agents.pulsar.faults``); the kernel's ``pause`` and ``crash`` otherwise."""
+        """The model's faults (see ``clusteremu.agents.pulsar.faults``); the kernel's ``pause`` and ``crash`` otherwise."""
         if kind == "cpu_spike":
             # Another process on the host: it neither stops with the broker nor pauses with its GC.
             self.env.process(self._cpu_spike(spec["cores"], spec["duration_s"]))

@@ -8,7 +8,7 @@ Agent names: brokers ``broker-<i>``, the metadata store ``metadata-store``, clie
 """
 from __future__ import annotations
 
-from emulator.trace.kinds import declare
+from clusteremu.emulator.trace.kinds import declare
 
 _M = __name__
 

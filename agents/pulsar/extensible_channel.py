@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any, Generator
 
 import numpy as np
 
-from emulator.messages import Message
-from emulator.trace.kinds import declare
-from strategies import pulsar
-from strategies.pulsar.extensible import (BrokerLoadData, ServiceUnitState, StorageType, is_in_flight_state,
+from clusteremu.emulator.messages import Message
+from clusteremu.emulator.trace.kinds import declare
+from clusteremu.strategies import pulsar
+from clusteremu.strategies.pulsar.extensible import (BrokerLoadData, ServiceUnitState, StorageType, is_in_flight_state,
                                           is_valid_transition)
 
 from .extensible_reporting import LOAD_DATA_PREFIX

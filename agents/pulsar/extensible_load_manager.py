@@ -5,7 +5,7 @@
   (:mod:`.extensible_channel`).
 * ``UnloadScheduler`` every ``loadBalancerSheddingIntervalMinutes`` (fixed rate, first run one interval after
   becoming the channel owner): prune ``recentlyUnloadedBundles`` by ``loadBalancerSheddingGracePeriodMinutes``,
-  run the shedding strategy (``TransferShedder``) on a :class:`~strategies.pulsar.extensible.TransferContext`,
+  run the shedding strategy (``TransferShedder``) on a :class:`~clusteremu.strategies.pulsar.extensible.TransferContext`,
   and publish each decision as ``Releasing`` on the channel — with the destination when
   ``loadBalancerTransferEnabled`` (a *transfer*: the destination is assigned before the clients move), without
   it otherwise (an *unload*: the bundle goes Free and the clients' next lookups assign it).
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generator
 
-from strategies import pulsar
-from strategies.pulsar.extensible import BrokerLoadData, ServiceUnitState, TopBundlesLoadData, TransferContext
+from clusteremu.strategies import pulsar
+from clusteremu.strategies.pulsar.extensible import BrokerLoadData, ServiceUnitState, TopBundlesLoadData, TransferContext
 
 from .extensible_reporting import LOAD_DATA_PREFIX, TOP_BUNDLES_PREFIX
 from .store import BROKERS_PREFIX

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from emulator.trace.kinds import declare
-from strategies.pulsar.extensible import BrokerLoadData, SystemResourceUsage, TopKBundles
-from strategies.pulsar.load_data import NamespaceBundleStats
-from strategies.pulsar.report_update import percent_change
-from strategies.pulsar.resource_usage import ResourceUsage
+from clusteremu.emulator.trace.kinds import declare
+from clusteremu.strategies.pulsar.extensible import BrokerLoadData, SystemResourceUsage, TopKBundles
+from clusteremu.strategies.pulsar.load_data import NamespaceBundleStats
+from clusteremu.strategies.pulsar.report_update import percent_change
+from clusteremu.strategies.pulsar.resource_usage import ResourceUsage
 
 
 if TYPE_CHECKING:

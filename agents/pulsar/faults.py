@@ -1,6 +1,6 @@
 """The Pulsar model's fault kinds: their ``[[faults]]`` schema, per-kind defaults and cross-checks.
 
-On top of the kernel's ``pause``, ``crash``, ``partition``, ``drop`` and ``delay`` (``emulator.faults``):
+On top of the kernel's ``pause``, ``crash``, ``partition``, ``drop`` and ``delay`` (``clusteremu.emulator.faults``):
 
 * ``shutdown`` / ``scale_in`` (broker globs): graceful stop at ``at`` (bundles unloaded, session closed).
 * ``leader_kill``: at ``at`` every broker receives the fault and the one that believes it is the leader crashes.
@@ -21,8 +21,8 @@ import fnmatch
 import re
 from typing import Any
 
-from emulator import faults as kernel
-from scenarios.schema import ArrayOf, Field
+from clusteremu.emulator import faults as kernel
+from clusteremu.scenarios.schema import ArrayOf, Field
 
 from .store import STORE
 

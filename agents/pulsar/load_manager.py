@@ -9,21 +9,21 @@
   bundle's affinity, honoured at its next placement.
 * Placement on lookups of unowned bundles: the filter pipeline and the placement strategy.
 * ``checkNamespaceBundleSplit`` at the end of every ``updateAll`` (``loadBalancerAutoBundleSplitEnabled``): the
-  hot bundles (:mod:`strategies.pulsar.split.auto_split`) are split by their owners (:mod:`.split`), each once
+  hot bundles (:mod:`clusteremu.strategies.pulsar.split.auto_split`) are split by their owners (:mod:`.split`), each once
   at a time, their history forgotten; the children are unloaded afterwards when
   ``loadBalancerAutoUnloadSplitBundlesEnabled`` says so.
 
-The strategies come from ``strategies.pulsar`` by name; this loop does not care which.
+The strategies come from ``clusteremu.strategies.pulsar`` by name; this loop does not care which.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generator
 
-from strategies import pulsar
-from strategies.pulsar.load_data import BrokerData, BundleData, LocalBrokerData
-from strategies.pulsar.placement.filters import broker_to_namespace_to_bundle_range_of
-from strategies.pulsar.placement.pipeline import select_broker_for_assignment
-from strategies.pulsar.split.auto_split import check_namespace_bundle_split
+from clusteremu.strategies import pulsar
+from clusteremu.strategies.pulsar.load_data import BrokerData, BundleData, LocalBrokerData
+from clusteremu.strategies.pulsar.placement.filters import broker_to_namespace_to_bundle_range_of
+from clusteremu.strategies.pulsar.placement.pipeline import select_broker_for_assignment
+from clusteremu.strategies.pulsar.split.auto_split import check_namespace_bundle_split
 
 from .store import BROKERS_PREFIX
 

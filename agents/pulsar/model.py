@@ -9,11 +9,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from emulator import faults
-from emulator.executor import MODES
-from emulator.models import AgentSpec
-from emulator.network import Condition
-from scenarios.schema import ArrayOf, Field, MapOf, Table
+from clusteremu.emulator import faults
+from clusteremu.emulator.executor import MODES
+from clusteremu.emulator.models import AgentSpec
+from clusteremu.emulator.network import Condition
+from clusteremu.scenarios.schema import ArrayOf, Field, MapOf, Table
 
 from . import broker, client, events  # noqa: F401  (declares their event kinds)
 from . import faults as pulsar_faults
@@ -53,7 +53,7 @@ PATTERN = Table(
 
 def _strategy_names(kind: str):
     def names() -> tuple[str, ...]:
-        from strategies import pulsar
+        from clusteremu.strategies import pulsar
 
         return tuple(pulsar.names(kind))
 
@@ -167,7 +167,7 @@ class PulsarModel:
 
     def config(self, data: dict[str, Any]) -> dict[str, Any]:
         """Every broker.conf key with Pulsar's default, overridden by ``[config]`` and ``[strategy]``."""
-        from strategies.pulsar.config import DEFAULTS
+        from clusteremu.strategies.pulsar.config import DEFAULTS
 
         cfg = dict(DEFAULTS)
         cfg.update(EMULATOR_CONFIG_DEFAULTS)
@@ -185,7 +185,7 @@ class PulsarModel:
         return cfg
 
     def check(self, data: dict[str, Any]) -> list[tuple[str, str]]:
-        from strategies.pulsar.config import DEFAULTS
+        from clusteremu.strategies.pulsar.config import DEFAULTS
 
         problems = []
         known = set(DEFAULTS) | set(EMULATOR_CONFIG_DEFAULTS)
@@ -231,13 +231,13 @@ class PulsarModel:
             owner = (wl.topic_bundle % len(brokers)).tolist()  # the broker (index) of each topic's bundle
             for j, c in enumerate(clients):
                 connected[c] = dict(zip(topics_of[c], (brokers[k] for k in owner[j::len(clients)])))
-        specs = [AgentSpec(STORE, "agents.pulsar.store:MetadataStore",
+        specs = [AgentSpec(STORE, "clusteremu.agents.pulsar.store:MetadataStore",
                            {"op_latency_s": cluster["store"]["op_latency_ms"] / 1000.0,
                             "tick_s": cluster["store"]["tick_s"]})]
         for b in brokers + pulsar_faults.in_name_order(added):
             machine = dict(cluster["machine"])
             machine.update({k: v for k, v in cluster["machines"].get(b, {}).items() if v is not None})
-            specs.append(AgentSpec(b, "agents.pulsar.broker:Broker", {
+            specs.append(AgentSpec(b, "clusteremu.agents.pulsar.broker:Broker", {
                 "config": cfg, "namespaces": namespaces, "tasks": tasks, "machine": machine,
                 "resource_model": cluster["resource_model"], "gc": cluster["gc"],
                 "host_usage_mode": cluster["host_usage_mode"],
@@ -247,7 +247,7 @@ class PulsarModel:
                 "all_brokers": brokers + pulsar_faults.in_name_order(added), "start_cause": "scale_out" if b in added else "start",
             }, start_at=added.get(b, 0.0)))
         for c in clients:
-            specs.append(AgentSpec(c, "agents.pulsar.client:Client", {
+            specs.append(AgentSpec(c, "clusteremu.agents.pulsar.client:Client", {
                 **cluster["client"], "brokers": brokers, "topics": topics_of[c], "connected": connected[c],
                 "start_jitter_s": cluster["start_jitter_s"],
             }))
@@ -274,7 +274,7 @@ EXTENSIBLE_PLACEMENT = _EXT + "strategy.LeastResourceUsageWithWeight"
 
 def _load_manager_problems(strategy: dict[str, Any]) -> list[tuple[str, str]]:
     """Each load manager takes only its own strategies (the extensible one's live in ``...extensions``)."""
-    from strategies import pulsar
+    from clusteremu.strategies import pulsar
 
     extensible = strategy["load_manager"] == "extensible"
     problems = []

@@ -1,6 +1,6 @@
 """A broker's local load data (``LocalBrokerData``) as it writes it to the store, and the arithmetic around it.
 
-The percentages and the weighted max come from ``strategies.pulsar`` so that the broker's report, the leader's
+The percentages and the weighted max come from ``clusteremu.strategies.pulsar`` so that the broker's report, the leader's
 strategies and the analyses all compute them the same way (Pulsar's float32 ``percentUsage``).
 """
 from __future__ import annotations
@@ -9,8 +9,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from strategies.pulsar import PulsarConfig, report_update
-from strategies.pulsar.resource_usage import ResourceUsage, weighted_max_4
+from clusteremu.strategies.pulsar import PulsarConfig, report_update
+from clusteremu.strategies.pulsar.resource_usage import ResourceUsage, weighted_max_4
 
 RESOURCES = ("cpu", "memory", "direct_memory", "bandwidth_in", "bandwidth_out")
 _JAVA_NAMES = {"cpu": "cpu", "memory": "memory", "direct_memory": "directMemory",
@@ -85,7 +85,7 @@ class LocalReport:
 
     def needs_update(self, last: "LocalReport | None", since_write_s: float, config: Mapping[str, Any]) -> str | None:
         """Why the report must be written now (``needBrokerDataUpdate``), or None. ``config`` is best given as
-        a :class:`~strategies.pulsar.PulsarConfig` (a dict is converted on every call)."""
+        a :class:`~clusteremu.strategies.pulsar.PulsarConfig` (a dict is converted on every call)."""
         if last is None:
             return "first"
         cfg = config if isinstance(config, PulsarConfig) else PulsarConfig(config)

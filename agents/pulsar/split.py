@@ -10,8 +10,8 @@ restarts; the lookup path then refuses to claim a bundle that no longer exists, 
 
 The split itself (``NamespaceService.splitAndOwnBundle``) runs on the owner when the leader asks
 (:func:`split_on_owner`): boundaries from ``defaultNamespaceBundleSplitAlgorithm``
-(:mod:`strategies.pulsar.split.algorithms`, over the topics the broker serves in the bundle), the children
-(:func:`strategies.pulsar.split.bundles.split_bundle`) owned by the same broker first, then the namespace's
+(:mod:`clusteremu.strategies.pulsar.split.algorithms`, over the topics the broker serves in the bundle), the children
+(:func:`clusteremu.strategies.pulsar.split.bundles.split_bundle`) owned by the same broker first, then the namespace's
 boundaries updated, then the parent's ownership dropped; the connected topics stay where they are, remapped to
 the child that holds their hash (with the per-bundle traffic arrays). With ``unload`` (the leader's
 ``loadBalancerAutoUnloadSplitBundlesEnabled``) the children are then unloaded like any bundle.
@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any, Generator
 
 import numpy as np
 
-from emulator.messages import Message
-from emulator.trace.kinds import declare
-from strategies.pulsar.split import algorithms
-from strategies.pulsar.split.bundles import FULL_UPPER_BOUND, BundleRange, split_bundle
+from clusteremu.emulator.messages import Message
+from clusteremu.emulator.trace.kinds import declare
+from clusteremu.strategies.pulsar.split import algorithms
+from clusteremu.strategies.pulsar.split.bundles import FULL_UPPER_BOUND, BundleRange, split_bundle
 
 from .store import OWNERSHIP_PREFIX
 from .workload import FULL_RANGE_END, Workload, bundle_name, topic_hash

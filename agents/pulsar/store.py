@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Generator
 
-from emulator.agent import Agent
-from emulator.messages import Message
+from clusteremu.emulator.agent import Agent
+from clusteremu.emulator.messages import Message
 
 from . import events  # noqa: F401  (declares the kinds this agent writes)
 

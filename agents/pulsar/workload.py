@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from strategies.pulsar.split.bundles import topic_hash  # Pulsar's getLongHashCode: the topic's place in bundles
+from clusteremu.strategies.pulsar.split.bundles import topic_hash  # Pulsar's getLongHashCode: the topic's place in bundles
 
 FULL_RANGE_END = 0x100000000  # Pulsar bundle ranges: [lower, upper), the last one includes 0xffffffff
 

@@ -10,7 +10,7 @@ import logging
 import os
 import signal
 
-from ..errors import InputError
+from clusteremu.base.errors import InputError
 from ..transport import wire
 
 

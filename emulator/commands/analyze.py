@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import InputError
+from clusteremu.base.errors import InputError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -30,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def options_from(args: argparse.Namespace):
     """The analysis options of the flags; InputError for a value out of range."""
-    from tools.analysis import AnalysisOptions
+    from clusteremu.tools.analysis import AnalysisOptions
 
     try:
         return AnalysisOptions(settle_window_s=args.settle_window_min * 60.0, settle_spread=args.settle_spread)
@@ -39,8 +39,8 @@ def options_from(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from tools.analysis import analyze_runs
-    from tools.analysis.encoding import dumps
+    from clusteremu.tools.analysis import analyze_runs
+    from clusteremu.tools.analysis.encoding import dumps
 
     options = options_from(args)
     results = analyze_runs(args.runs, out=args.out, master=args.master, options=options, report=not args.no_report)
@@ -65,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
 
 def headline_lines(summary: dict) -> list[str]:
     """``label: value`` of the model's headline figures of one summary."""
-    from tools.analysis import figures_for
-    from tools.report import lookup, fmt
+    from clusteremu.tools.analysis import figures_for
+    from clusteremu.tools.report import lookup, fmt
 
     figures = summary.get("figures", {})
     return [f"{h.label}: {fmt(lookup(figures, h.path))}" for h in figures_for(summary["run"]["model"]).headline]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import InputError
+from clusteremu.base.errors import InputError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tools.compare import comparison, group_runs, load_summaries
+    from clusteremu.tools.compare import comparison, group_runs, load_summaries
 
     from .analyze import options_from
 
@@ -40,9 +40,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def emit(result: dict, fmt: str) -> None:
-    """Print a comparison (``tools.compare.comparison``) as a table, CSV or JSON."""
-    from tools.analysis.encoding import dumps
-    from tools.compare import RatingRules, to_csv
+    """Print a comparison (``clusteremu.tools.compare.comparison``) as a table, CSV or JSON."""
+    from clusteremu.tools.analysis.encoding import dumps
+    from clusteremu.tools.compare import RatingRules, to_csv
 
     if fmt == "json":
         print(dumps(result))
@@ -52,8 +52,8 @@ def emit(result: dict, fmt: str) -> None:
         return
     from rich.table import Table
 
-    from tools.analysis import figures_for
-    from tools.report import fmt as show
+    from clusteremu.tools.analysis import figures_for
+    from clusteremu.tools.report import fmt as show
 
     if not result["groups"]:
         raise InputError("compare", "no runs to compare")

@@ -16,7 +16,7 @@ to the config's ``loadBalancerLoadSheddingStrategy``; only the modular load mana
 ``--state FILE`` makes runs resumable (e.g. once per interval from cron): the strategy's carried state and
 its random generator are loaded from FILE when it exists and written back after the last snapshot, so two
 invocations over halves of a series decide exactly like one over the whole. ``--seed N`` (default 0) keys
-the strategy's generator as ``emulator.rng.keyed_rng(N, "decide", "<module>:<Class>")`` (the registry
+the strategy's generator as ``clusteremu.emulator.rng.keyed_rng(N, "decide", "<module>:<Class>")`` (the registry
 target, so both spellings of a name draw alike); a state file's saved generator takes precedence.
 """
 from __future__ import annotations
@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from emulator.errors import InputError
-from emulator.rng import keyed_rng
-from strategies import pulsar
-from strategies.pulsar import registry
-from strategies.pulsar.config import DEFAULTS, PulsarConfig, convert_value, parse_broker_conf
+from clusteremu.base.errors import InputError
+from clusteremu.emulator.rng import keyed_rng
+from clusteremu.strategies import pulsar
+from clusteremu.strategies.pulsar import registry
+from clusteremu.strategies.pulsar.config import DEFAULTS, PulsarConfig, convert_value, parse_broker_conf
 
 STATE_FORMAT = "clusteremu-decide-state/1"
 
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _modular_shedders() -> list[str]:
     """Shedding strategy names of the modular load manager (the ones that read ``LoadData``)."""
-    return [n for n in pulsar.names("shedding") if registry.target(n).startswith("strategies.pulsar.shedding.")]
+    return [n for n in pulsar.names("shedding") if registry.target(n).startswith("clusteremu.strategies.pulsar.shedding.")]
 
 
 def _read_text(path: str, what: str) -> str:

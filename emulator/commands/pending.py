@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import InputError
+from clusteremu.base.errors import InputError
 
 PENDING: dict[str, str] = {}
 

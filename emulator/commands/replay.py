@@ -13,9 +13,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from scenarios.loader import validate_scenario
+from clusteremu.scenarios.loader import validate_scenario
 
-from ..errors import InputError, RunFailure
+from clusteremu.base.errors import InputError, RunFailure
 from ..runner import execute
 from ..trace import open_run
 

@@ -7,9 +7,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from scenarios.loader import load_scenario
+from clusteremu.scenarios.loader import load_scenario
 
-from ..errors import InputError
+from clusteremu.base.errors import InputError
 from ..runner import default_run_dir, execute
 from ..transport.hub import HubOptions
 from ..transport.launch import ZmqOptions

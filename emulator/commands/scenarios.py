@@ -5,7 +5,7 @@ import argparse
 import json
 from dataclasses import asdict
 
-from scenarios.catalog import builtins
+from clusteremu.scenarios.catalog import builtins
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import InputError, RunFailure
+from clusteremu.base.errors import InputError, RunFailure
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -37,8 +37,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tools.analysis.encoding import dumps
-    from tools.sweep import SUITES, default_out, parse_grid, parse_seeds, plan, sweep
+    from clusteremu.tools.analysis.encoding import dumps
+    from clusteremu.tools.sweep import SUITES, default_out, parse_grid, parse_seeds, plan, sweep
 
     from .analyze import options_from
     from .compare import emit

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from scenarios.loader import load_scenario
+from clusteremu.scenarios.loader import load_scenario
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

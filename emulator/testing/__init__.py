@@ -1,10 +1,10 @@
 """Testing timing behaviours of emulated clusters: assertions over a run's trace, scenarios written in Python.
 
-With pytest, the ``clusteremu`` plugin (:mod:`emulator.pytest_plugin`, registered through the ``pytest11``
+With pytest, the ``clusteremu`` plugin (:mod:`clusteremu.emulator.pytest_plugin`, registered through the ``pytest11``
 entry point) adds the ``emulate`` and ``scenario`` fixtures; everything here also works without pytest.
 See ``docs/testing.md``.
 """
-from emulator.trace.query import Interval, Trace, entity_of, trace_of
+from clusteremu.emulator.trace.query import Interval, Trace, entity_of, trace_of
 
 from .assertions import (
     assert_always,

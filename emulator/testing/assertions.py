@@ -1,8 +1,8 @@
 """Timing assertions over a finished run, written the way the behaviour is said.
 
-Every helper takes the run first (a :class:`~emulator.trace.reader.Run`, a run directory, or a
-:class:`~emulator.trace.query.Trace`), then what to look at — an event kind (or several) and the filters of
-:mod:`emulator.trace.query` (``entity=``, ``within=(start, end)``, ``where=``) — then the expectation. On success
+Every helper takes the run first (a :class:`~clusteremu.emulator.trace.reader.Run`, a run directory, or a
+:class:`~clusteremu.emulator.trace.query.Trace`), then what to look at — an event kind (or several) and the filters of
+:mod:`clusteremu.emulator.trace.query` (``entity=``, ``within=(start, end)``, ``where=``) — then the expectation. On success
 it returns what it found (events or intervals), so a test can go on from there; on failure it raises
 ``AssertionError`` whose message shows the offending events at their virtual times with the trace around them.
 
@@ -10,7 +10,7 @@ Guards against tests that cannot fail:
 
 * The run must be complete (finished, every segment intact): a truncated trace would make ``assert_never``
   pass on what is missing. Pass ``Trace(run, allow_partial=True)`` to assert over a partial trace on purpose.
-* A kind that is neither declared (:mod:`emulator.trace.kinds`) nor present in the run is refused with
+* A kind that is neither declared (:mod:`clusteremu.emulator.trace.kinds`) nor present in the run is refused with
   ``ValueError`` — a misspelt kind would otherwise match nothing and pass.
 * ``assert_always`` needs at least one matching event, ``assert_eventually`` at least one trigger,
   ``assert_interval`` at least one interval, ``assert_before`` both events, unless told otherwise.
@@ -22,9 +22,9 @@ import importlib
 import math
 from typing import Any, Callable, Iterable, NoReturn
 
-from emulator.trace.kinds import check_kind
-from emulator.trace.query import Interval, Kinds, Predicate, RunLike, Trace, Window, entity_of, trace_of
-from emulator.trace.reader import Event
+from clusteremu.emulator.trace.kinds import check_kind
+from clusteremu.emulator.trace.query import Interval, Kinds, Predicate, RunLike, Trace, Window, entity_of, trace_of
+from clusteremu.emulator.trace.reader import Event
 
 from .explain import fmt_predicate, fmt_selector, fmt_time, fmt_window, kinds_summary, show
 
@@ -358,7 +358,7 @@ def _check_known(trace: Trace, kind: str) -> None:
     # The run's model may not be imported in this process (a run read from disk): its declarations live there.
     model = trace.manifest.get("scenario", {}).get("scenario", {}).get("model")
     try:
-        from emulator.models import MODELS
+        from clusteremu.emulator.models import MODELS
 
         if model in MODELS:
             importlib.import_module(MODELS[model])

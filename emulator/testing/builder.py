@@ -1,7 +1,7 @@
 """Writing a scenario in Python: start from a built-in, a file, a dict or nothing, set keys, add faults.
 
 A :class:`ScenarioBuilder` holds the raw scenario (the dict a TOML file parses to) and is validated by the same
-code as a file (:func:`scenarios.loader.validate_scenario`) when it is built or run, so a bad key is refused with
+code as a file (:func:`clusteremu.scenarios.loader.validate_scenario`) when it is built or run, so a bad key is refused with
 the key path and the reason. Setters return the builder, so a scenario reads as one expression::
 
     ScenarioBuilder("kernel-heartbeat").set("workload.timer_mode", "fixed_delay").pause("member-2", at=60, duration_s=15)
@@ -13,8 +13,8 @@ import tomllib
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from emulator.errors import InputError
-from scenarios.loader import Scenario, resolve, validate_scenario
+from clusteremu.base.errors import InputError
+from clusteremu.scenarios.loader import Scenario, resolve, validate_scenario
 
 #: Duration of a scenario started from scratch, when none is given.
 DEFAULT_DURATION_S = 60.0
@@ -82,7 +82,7 @@ class ScenarioBuilder:
     """A scenario under construction.
 
     ``ScenarioBuilder("kernel-heartbeat")`` starts from a built-in (or a file path, a dict, a validated
-    :class:`~scenarios.loader.Scenario`, another builder); ``ScenarioBuilder(model="heartbeat")`` starts from
+    :class:`~clusteremu.scenarios.loader.Scenario`, another builder); ``ScenarioBuilder(model="heartbeat")`` starts from
     scratch with the model's defaults, named ``<model>-python``, lasting :data:`DEFAULT_DURATION_S`.
     """
 

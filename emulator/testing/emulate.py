@@ -1,6 +1,6 @@
 """Running a scenario for a test: any scenario form plus keyword overrides in, a finished :class:`Run` out.
 
-This is what the ``emulate`` fixture of :mod:`emulator.pytest_plugin` calls with a fresh directory under
+This is what the ``emulate`` fixture of :mod:`clusteremu.emulator.pytest_plugin` calls with a fresh directory under
 pytest's temporary directories; it works the same outside pytest.
 """
 from __future__ import annotations
@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Union
 
-from emulator.runner import execute
-from emulator.trace.reader import Run, open_run
-from scenarios.loader import Scenario, validate_scenario
+from clusteremu.emulator.runner import execute
+from clusteremu.emulator.trace.reader import Run, open_run
+from clusteremu.scenarios.loader import Scenario, validate_scenario
 
 from .builder import ScenarioBuilder, raw_scenario, with_overrides
 

@@ -10,8 +10,8 @@ import math
 import os
 from typing import Any, Callable, Iterable, Sequence
 
-from emulator.trace.query import Trace, Window
-from emulator.trace.reader import Event
+from clusteremu.emulator.trace.query import Trace, Window
+from clusteremu.emulator.trace.reader import Event
 
 #: How many offending events a message shows in full (the rest are counted).
 SHOW = 5

@@ -1,7 +1,7 @@
 """Traces written by hand: a run directory holding exactly the events a test lists.
 
 For exact answers in tests of queries, assertions and analyses, and for models that cannot run yet: the events
-go through the real :class:`~emulator.trace.writer.SegmentWriter` and manifest, so the result reads back through
+go through the real :class:`~clusteremu.emulator.trace.writer.SegmentWriter` and manifest, so the result reads back through
 ``open_run`` like any run. Each agent's ``seq`` is numbered from 1 in the order its events are listed.
 """
 from __future__ import annotations
@@ -10,10 +10,10 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence, Union
 
-from emulator.manifest import new_manifest, write_manifest
-from emulator.trace.digest import run_digest
-from emulator.trace.reader import Run, open_run
-from emulator.trace.writer import SegmentWriter
+from clusteremu.emulator.manifest import new_manifest, write_manifest
+from clusteremu.emulator.trace.digest import run_digest
+from clusteremu.emulator.trace.reader import Run, open_run
+from clusteremu.emulator.trace.writer import SegmentWriter
 
 #: An event to write: ``(t, agent, kind)`` or ``(t, agent, kind, fields)``, or a mapping with keys
 #: ``t``, ``agent``, ``kind`` and the fields.

@@ -44,7 +44,7 @@ def check_kind(name: str) -> None:
 
 def all_kinds() -> dict[str, EventKind]:
     """Every declared kind, after importing every model so that their declarations are loaded."""
-    from emulator.models import load_all_models
+    from clusteremu.emulator.models import load_all_models
 
     load_all_models()
     return dict(sorted(_KINDS.items()))

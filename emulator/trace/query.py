@@ -3,7 +3,7 @@
 ``Trace(run)`` reads a run's events once into memory (canonical order) and indexes them by kind, with their times
 in numpy arrays, so that many queries on one run cost a binary search and a scan of the matching kind rather
 than a pass over the segment files. ``trace_of(run)`` returns the same ``Trace`` for the same ``Run`` object, so
-helpers that take a run (the assertions of :mod:`emulator.testing`) share one load.
+helpers that take a run (the assertions of :mod:`clusteremu.emulator.testing`) share one load.
 
 Filters, the same in every query:
 
@@ -13,7 +13,7 @@ Filters, the same in every query:
   ``src``, ``dst``) matches. So ``entity="member-2"`` finds the member's own events, the monitor's events about
   it and the network's drops of its messages. For anything narrower, use ``where``.
 * ``within``: ``(start, end)`` in virtual seconds, both ends included; either may be None (open).
-* ``where``: a predicate on the :class:`~emulator.trace.reader.Event`.
+* ``where``: a predicate on the :class:`~clusteremu.emulator.trace.reader.Event`.
 
 Per-entity grouping (intervals, ``same_entity``) uses one key per event, :func:`entity_of`: its first field among
 :data:`ENTITY_KEYS` (``member``, ``bundle``, ``topic``, ``owner``), else its agent — the monitor's heartbeat
@@ -82,7 +82,7 @@ class Interval:
 class Trace:
     """A finished run loaded for querying. ``run`` may be a :class:`Run`, a run directory or another ``Trace``.
 
-    ``allow_partial`` marks a trace of an incomplete run as fit for assertions (:mod:`emulator.testing` refuses
+    ``allow_partial`` marks a trace of an incomplete run as fit for assertions (:mod:`clusteremu.emulator.testing` refuses
     incomplete runs otherwise); queries work on any trace.
     """
 

@@ -13,7 +13,7 @@ import zmq
 import zmq.auth
 from zmq.auth.thread import ThreadAuthenticator
 
-from ..errors import InputError
+from clusteremu.base.errors import InputError
 
 
 def keygen(out_dir: str | os.PathLike, name: str) -> tuple[Path, Path]:

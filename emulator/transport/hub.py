@@ -4,7 +4,7 @@
 identity is the main one plus ``#hb``), assigns them their agents, and hands out one :class:`ZmqLink` per worker
 to the coordinator. While the coordinator waits for a window's results the hub keeps reading the socket: it
 matches replies to the calls it made, answers nothing else, beats to every worker, and fails the run
-(:class:`~emulator.errors.RunFailure`) as soon as a worker is dead or has been silent longer than the timeout.
+(:class:`~clusteremu.base.errors.RunFailure`) as soon as a worker is dead or has been silent longer than the timeout.
 Frames that break the protocol — garbage, oversized, another version, unknown peers, replies to calls never made
 — are logged, counted in ``dropped`` and otherwise ignored.
 """
@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import zmq
 
-from ..errors import RunFailure
+from clusteremu.base.errors import RunFailure
 from ..messages import Message
 from ..trace.writer import WriterSummary
 from . import wire
@@ -252,7 +252,7 @@ class Hub:
 
 
 class ZmqLink:
-    """A :class:`~emulator.transport.base.WorkerLink` to a worker on the other side of the hub's socket."""
+    """A :class:`~clusteremu.emulator.transport.base.WorkerLink` to a worker on the other side of the hub's socket."""
 
     def __init__(self, hub: Hub, peer: _Peer) -> None:
         self.hub = hub

@@ -1,6 +1,6 @@
 """Starting a run's ZeroMQ workers: spawned locally over ``ipc://`` (``procs:N``) or joining over ``tcp://``.
 
-Either way the coordinator binds a :class:`~emulator.transport.hub.Hub`, waits for the workers, sends each its
+Either way the coordinator binds a :class:`~clusteremu.emulator.transport.hub.Hub`, waits for the workers, sends each its
 share of the placement (the scenario as data plus the names of its agents) and returns one link per group.
 """
 from __future__ import annotations
@@ -11,14 +11,12 @@ import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from clusteremu.base.errors import InputError
 from . import wire
 from .hub import Hub, HubOptions, ZmqLink, owner_only_ipc_dir
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -67,8 +65,7 @@ class ZmqWorkers:
 
     def _spawn(self, hub_opts: HubOptions) -> subprocess.Popen:
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-        cmd = [sys.executable, "-m", "emulator", "agent", "--connect", self.hub.endpoint,
+        cmd = [sys.executable, "-m", "clusteremu", "agent", "--connect", self.hub.endpoint,
                "--parent-pid", str(os.getpid()), "--heartbeat-s", repr(hub_opts.heartbeat_s),
                "--timeout", repr(hub_opts.timeout_s), "--max-frame-bytes", str(hub_opts.max_frame_bytes)]
         # the workers ignore SIGINT: a Ctrl-C reaches the coordinator, which stops them in order

@@ -2,7 +2,7 @@
 
 Public API::
 
-    from strategies import pulsar
+    from clusteremu.strategies import pulsar
     load = pulsar.LoadData.from_json(obj)          # Pulsar's JSON names
     s = pulsar.create("AvgShedder", config)        # simple or fully-qualified Java class name
     s.find_bundles_for_unloading(load)             # shedders: [(broker, bundle), ...] in Pulsar's order

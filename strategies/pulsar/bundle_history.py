@@ -22,7 +22,7 @@ from typing import Any, Iterable, Iterator, Mapping, MutableMapping
 
 import numpy as np
 
-from .java_order import java_order
+from clusteremu.base.java import java_order
 from .load_data import (
     NUM_LONG_SAMPLES,
     NUM_SHORT_SAMPLES,

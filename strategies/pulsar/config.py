@@ -10,7 +10,7 @@ fractions 0–1, as in Pulsar), ``minUnloadMessage`` is msg/s, ``minUnloadMessag
   (``bool``, ``int`` for Java int/long, ``float`` for double, ``str``, ``frozenset`` for Java ``Set<String>``;
   ``loadBalancerOverrideBrokerNicSpeedGbps`` is an optional float, ``None`` when unset).
 * :class:`PulsarConfig` — built from a dict; missing keys take the defaults, values are converted to the
-  key's type (a bad value raises :class:`emulator.errors.InputError`), unknown keys are kept and listed by
+  key's type (a bad value raises :class:`clusteremu.base.errors.InputError`), unknown keys are kept and listed by
   :meth:`PulsarConfig.unknown_keys` so a scenario loader can refuse them.
 * :func:`parse_broker_conf` — ``broker.conf`` lines to a dict of typed values.
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Iterator, Mapping
 
-from emulator.errors import InputError
+from clusteremu.base.errors import InputError
 
 __all__ = ["DEFAULTS", "OPTIONAL_FLOAT_KEYS", "PulsarConfig", "convert_value", "parse_broker_conf"]
 

@@ -10,14 +10,14 @@ Shape (JSON; Python attributes are the snake_case twins)::
 
 ``LocalBrokerData`` is what ``pulsar-admin broker-stats load-report`` prints: ``cpu``, ``memory``,
 ``directMemory``, ``bandwidthIn``, ``bandwidthOut`` as ``{"usage", "limit"}`` (see
-:mod:`strategies.pulsar.resource_usage` for units), broker totals ``msgRateIn/Out`` (msg/s) and
+:mod:`clusteremu.strategies.pulsar.resource_usage` for units), broker totals ``msgRateIn/Out`` (msg/s) and
 ``msgThroughputIn/Out`` (bytes/s), counters, ``bundles`` (names), ``lastStats`` (bundle →
 ``NamespaceBundleStats``), ``lastUpdate`` (epoch ms) and identity fields. Fields this module does not
 model are kept verbatim in ``extra`` so ``to_json()`` gives back what ``from_json()`` read.
 
 Java iteration order: ``LoadData``'s three maps are ``ConcurrentHashMap``s, ``getBundleDataForLoadShedding()``
 collects into a ``HashMap`` and ``LocalBrokerData.bundles`` is a ``HashSet``. The ``*_in_java_order``
-accessors give their keys in the order Java iterates them (see :mod:`strategies.pulsar.java_order`),
+accessors give their keys in the order Java iterates them (see :mod:`clusteremu.base.java`),
 taking the Python dict's insertion order (the snapshot's order) as the insertion history.
 
 Departures: a snapshot that omits ``bundles`` gets it from the keys of ``lastStats`` (what
@@ -37,9 +37,9 @@ from decimal import ROUND_HALF_UP, Decimal
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping, TypeVar
 
-from emulator.errors import InputError
+from clusteremu.base.errors import InputError
 
-from .java_order import java_order
+from clusteremu.base.java import java_order
 from .resource_usage import (
     ResourceUsage,
     max_resource_usage,
@@ -773,7 +773,7 @@ class LoadData:
     def from_json(cls, obj: Any, where: str = "") -> "LoadData":
         """Validate and build from Pulsar-named JSON; errors name ``where`` and the JSON path.
 
-        Raises :class:`emulator.errors.InputError` (e.g. ``brokerData["b1"].localData.cpu.usage: expected
+        Raises :class:`clusteremu.base.errors.InputError` (e.g. ``brokerData["b1"].localData.cpu.usage: expected
         a number, got "x"``).
         """
         try:

@@ -24,23 +24,23 @@ _EXT = "org.apache.pulsar.broker.loadbalance.extensions."
 # (simple name or None if only the fully-qualified one is registered, fully-qualified name, kinds, target)
 _ENTRIES: tuple[tuple[str | None, str, tuple[str, ...], str], ...] = (
     ("OverloadShedder", _IMPL + "OverloadShedder", ("shedding",),
-     "strategies.pulsar.shedding.overload_shedder:OverloadShedder"),
+     "clusteremu.strategies.pulsar.shedding.overload_shedder:OverloadShedder"),
     ("ThresholdShedder", _IMPL + "ThresholdShedder", ("shedding",),
-     "strategies.pulsar.shedding.threshold_shedder:ThresholdShedder"),
+     "clusteremu.strategies.pulsar.shedding.threshold_shedder:ThresholdShedder"),
     ("UniformLoadShedder", _IMPL + "UniformLoadShedder", ("shedding",),
-     "strategies.pulsar.shedding.uniform_load_shedder:UniformLoadShedder"),
+     "clusteremu.strategies.pulsar.shedding.uniform_load_shedder:UniformLoadShedder"),
     ("AvgShedder", _IMPL + "AvgShedder", ("shedding", "placement"),
-     "strategies.pulsar.shedding.avg_shedder:AvgShedder"),
+     "clusteremu.strategies.pulsar.shedding.avg_shedder:AvgShedder"),
     ("LeastLongTermMessageRate", _IMPL + "LeastLongTermMessageRate", ("placement",),
-     "strategies.pulsar.placement.least_long_term_message_rate:LeastLongTermMessageRate"),
+     "clusteremu.strategies.pulsar.placement.least_long_term_message_rate:LeastLongTermMessageRate"),
     ("LeastResourceUsageWithWeight", _IMPL + "LeastResourceUsageWithWeight", ("placement",),
-     "strategies.pulsar.placement.least_resource_usage_with_weight:LeastResourceUsageWithWeight"),
+     "clusteremu.strategies.pulsar.placement.least_resource_usage_with_weight:LeastResourceUsageWithWeight"),
     ("RoundRobinBrokerSelector", _IMPL + "RoundRobinBrokerSelector", ("placement",),
-     "strategies.pulsar.placement.round_robin:RoundRobinBrokerSelector"),
+     "clusteremu.strategies.pulsar.placement.round_robin:RoundRobinBrokerSelector"),
     ("TransferShedder", _EXT + "scheduler.TransferShedder", ("shedding",),
-     "strategies.pulsar.extensible.transfer_shedder:TransferShedder"),
+     "clusteremu.strategies.pulsar.extensible.transfer_shedder:TransferShedder"),
     (None, _EXT + "strategy.LeastResourceUsageWithWeight", ("placement",),
-     "strategies.pulsar.extensible.least_resource_usage_with_weight:LeastResourceUsageWithWeight"),
+     "clusteremu.strategies.pulsar.extensible.least_resource_usage_with_weight:LeastResourceUsageWithWeight"),
 )
 
 _TARGETS: dict[str, str] = {}

@@ -6,7 +6,7 @@ crosses the threshold.
 
 API::
 
-    from strategies.pulsar import report_update
+    from clusteremu.strategies.pulsar import report_update
     report_update.need_broker_data_update(last, current, now_ms, config)      # -> bool
     report_update.update_reason(last, current, since_last_write_ms, config)   # -> "max_interval" | "threshold" | None
     report_update.max_change_percentage(last, current, config)                # -> float, percentage points

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import simpy
 
-from emulator.agent import Agent, AgentContext
+from clusteremu.emulator.agent import Agent, AgentContext
 
 
 class Harness:

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from emulator.agent import Agent
-from emulator.messages import Message
-from emulator.rng import keyed_rng
+from clusteremu.emulator.agent import Agent
+from clusteremu.emulator.messages import Message
+from clusteremu.emulator.rng import keyed_rng
 
 
 class Recorder(Agent):

@@ -1,9 +1,9 @@
 """A run is a pure function of (scenario, seed, code), whatever the placement of its agents."""
 from __future__ import annotations
 
-from emulator.runner import execute
-from emulator.trace import open_run
-from scenarios.loader import load_scenario
+from clusteremu.emulator.runner import execute
+from clusteremu.emulator.trace import open_run
+from clusteremu.scenarios.loader import load_scenario
 
 OVERRIDES = ["scenario.duration_s=200", "cluster.members=6", "cluster.gc.young_every_s=5",
              "faults.0.at=60", "workload.timer_mode=\"fixed_delay\""]

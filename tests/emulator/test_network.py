@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.messages import Message
-from emulator.network import Condition, Latency, Link, NetworkModel
+from clusteremu.emulator.messages import Message
+from clusteremu.emulator.network import Condition, Latency, Link, NetworkModel
 
 
 def net(**kw):

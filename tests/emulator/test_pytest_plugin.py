@@ -12,9 +12,9 @@ import pytest
 
 # The kernel modules are imported here, before any in-process pytester run, so that pytester's restoring of
 # sys.modules after such a run never drops (and later re-imports) the modules the outer session's objects come from.
-from emulator.errors import InputError
-from emulator.pytest_plugin import marker_seeds
-from emulator.testing import (
+from clusteremu.base.errors import InputError
+from clusteremu.emulator.pytest_plugin import marker_seeds
+from clusteremu.emulator.testing import (
     assert_always,
     assert_count,
     assert_eventually,
@@ -22,9 +22,9 @@ from emulator.testing import (
     assert_never,
     trace_of,
 )
-from emulator.trace import open_run
-from emulator.trace.reader import Run
-from scenarios.loader import load_scenario
+from clusteremu.emulator.trace import open_run
+from clusteremu.emulator.trace.reader import Run
+from clusteremu.scenarios.loader import load_scenario
 
 pytest_plugins = ("pytester",)
 
@@ -188,7 +188,7 @@ def test_marker_seeds_accept_ints_ranges_and_iterables():
 # -- the plugin seen from a user's session (pytester, in process) ---------------------------------------------
 USER_TESTS = """
     import pytest
-    from emulator.testing import assert_count
+    from clusteremu.emulator.testing import assert_count
 
     @pytest.mark.clusteremu_seeds(range(1, 3), 7)
     def test_each_seed(emulate, clusteremu_seed):
@@ -247,7 +247,7 @@ def test_the_plugin_is_found_through_its_entry_point_in_a_throwaway_project(tmp_
                    for d in (project, *project.parents) for p in d.iterdir() if d != Path("/"))
     (project / "test_cluster.py").write_text(textwrap.dedent("""
         import pytest
-        from emulator.testing import assert_count, assert_eventually, assert_never
+        from clusteremu.emulator.testing import assert_count, assert_eventually, assert_never
 
         @pytest.mark.clusteremu_seeds(1, 2)
         def test_member_2_loses_its_session_once_and_gets_it_back(emulate):

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import msgpack
 
-from emulator.cli import main
-from emulator.trace.framing import frame, iter_payloads, read_header
+from clusteremu.emulator.cli import main
+from clusteremu.emulator.trace.framing import frame, iter_payloads, read_header
 
 
 def make(tmp_path, capsys):

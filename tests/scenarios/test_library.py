@@ -2,9 +2,9 @@
 documents in its ``expect`` key. Full-length runs belong to the ``article-avgshedder`` sweep suite."""
 from __future__ import annotations
 
-from emulator.testing import assert_count, assert_never
-from scenarios.loader import load_scenario
-from tools.sweep import SUITES
+from clusteremu.emulator.testing import assert_count, assert_never
+from clusteremu.scenarios.loader import load_scenario
+from clusteremu.tools.sweep import SUITES
 
 MINUTE = 60.0
 

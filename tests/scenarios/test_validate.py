@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator.cli import main
-from scenarios.catalog import builtins
+from clusteremu.emulator.cli import main
+from clusteremu.scenarios.catalog import builtins
 
 GOOD = """
 [scenario]

@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from emulator.errors import InputError
-from tools.compare import (
+from clusteremu.base.errors import InputError
+from clusteremu.tools.compare import (
     Criterion,
     Group,
     RatingRules,

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from emulator.errors import InputError
-from emulator.trace import open_run
-from scenarios.catalog import builtin_path
-from tools.sweep import SUITES, parse_grid, parse_seeds, plan, run_local, split_values
+from clusteremu.base.errors import InputError
+from clusteremu.emulator.trace import open_run
+from clusteremu.scenarios.catalog import builtin_path
+from clusteremu.tools.sweep import SUITES, parse_grid, parse_seeds, plan, run_local, split_values
 
 
 def test_grid_values_split_outside_brackets_and_quotes():

@@ -1,6 +1,6 @@
 """The Spark job of every analysis, and the figures every trace has whatever its model.
 
-:func:`run_job` is the job (see :mod:`tools.analysis.model`); the common figures are ``events`` (total and per
+:func:`run_job` is the job (see :mod:`clusteremu.tools.analysis.model`); the common figures are ``events`` (total and per
 kind), ``gc_pauses``, ``faults`` and ``dropped_messages``, with the common parts ``gc`` (pause distribution,
 ``gc_pauses`` table) and ``markers`` (``markers`` table, fault list).
 """
@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import pandas as pd
 import pyarrow as pa
 
-from tools.spark.routing import PROBLEMS, TALLY, Key, Route, TallySpec, merge_tallies, payload_table, read_routed, serialize
-from tools.spark.segments import EventSchema, Problem
+from clusteremu.tools.spark.routing import PROBLEMS, TALLY, Key, Route, TallySpec, merge_tallies, payload_table, read_routed, serialize
+from clusteremu.tools.spark.segments import EventSchema, Problem
 
 from .encoding import dumps
 from .model import Part, PartResult, RunParams
@@ -153,7 +153,7 @@ def gc_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
 def markers_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
     """The run's markers — scheduled faults (a span from begin to end), stopped agents, and the model's own —
     and its list of faults."""
-    from tools.analysis import figures_for
+    from clusteremu.tools.analysis import figures_for
 
     faults = fault_list(rows)
     marks: list[tuple[float, float | None, str, str, str]] = []

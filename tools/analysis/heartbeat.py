@@ -1,11 +1,11 @@
-"""The heartbeat model's figures (the kernel's own model, :mod:`agents.heartbeat`): sessions and heartbeat gaps.
+"""The heartbeat model's figures (the kernel's own model, :mod:`clusteremu.agents.heartbeat`): sessions and heartbeat gaps.
 
 * ``sessions``: expiries per member, restores, and the outages between them;
 * ``heartbeats``: sent, received, lost, and the gap between consecutive heartbeats of a member as the monitor
   saw them (``heartbeat_received.gap_s``), overall and per member, with the gaps longer than the session
   timeout of the scenario.
 
-GC pauses and faults are among the figures every trace has (:mod:`tools.analysis.common`).
+GC pauses and faults are among the figures every trace has (:mod:`clusteremu.tools.analysis.common`).
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 import pandas as pd
 
-from tools.spark.routing import Key
-from tools.spark.segments import EventSchema
+from clusteremu.tools.spark.routing import Key
+from clusteremu.tools.spark.segments import EventSchema
 
 from .common import PART_BASE, counts_by
 from .model import Headline, ModelFigures, Part, PartResult, RunParams
@@ -23,7 +23,7 @@ from .runs import scenario_value
 from .stats import distribution
 
 if TYPE_CHECKING:
-    from tools.report import Panel
+    from clusteremu.tools.report import Panel
 
 #: Only the fields the figures read (``heartbeat_sent`` is only counted: the decoder tallies it).
 SCHEMA = EventSchema(
@@ -161,7 +161,7 @@ class HeartbeatFigures(ModelFigures):
         return out
 
     def panels(self, tables: Mapping[str, pd.DataFrame], summary: Mapping[str, Any]) -> list["Panel"]:
-        from tools.report import Panel
+        from clusteremu.tools.report import Panel
 
         gaps = tables.get("heartbeat_gaps", pd.DataFrame())
         if gaps.empty:

@@ -1,9 +1,9 @@
 """Load-balancing figures that follow a run through time: pure pandas/numpy, one run at a time.
 
-The Spark job of :mod:`tools.analysis.pulsar` calls these in its executors (``applyInPandas`` per run), the tests
+The Spark job of :mod:`clusteremu.tools.analysis.pulsar` calls these in its executors (``applyInPandas`` per run), the tests
 call them on hand-made frames. Every input is a DataFrame of one run's events in the shape of the decoded
 trace (columns ``t``, ``agent``, ``seq``, ``kind`` and the fields used); "latest value per broker" is the
-definition of :mod:`emulator.trace.series`, which these functions call. docs/analysis.md is the reference for
+definition of :mod:`clusteremu.emulator.trace.series`, which these functions call. docs/analysis.md is the reference for
 every definition; the docstrings repeat the essentials.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from emulator.trace import series
+from clusteremu.emulator.trace import series
 
 from .stats import step_stats
 
@@ -40,7 +40,7 @@ def cluster_series(reports: pd.DataFrame) -> pd.DataFrame:
 def series_figures(cluster: pd.DataFrame, end: float, window_start: float) -> dict[str, Any]:
     """For each of score_spread, msg_rate_ratio, throughput_ratio: ``run`` (mean, max, final over
     [first report, end]) and ``window`` (mean, max over the settle window [window_start, end]), time-weighted
-    as step series (see :func:`tools.analysis.stats.step_stats`)."""
+    as step series (see :func:`clusteremu.tools.analysis.stats.step_stats`)."""
     t = cluster["t"].to_numpy(dtype=float)
     out = {}
     for name in ("score_spread", "msg_rate_ratio", "throughput_ratio"):

@@ -1,9 +1,9 @@
 """What a modelled system contributes to an analysis: :class:`ModelFigures`, made of a tally and :class:`Part`\\ s.
 
-The pipeline (:mod:`tools.analysis.pipeline`) analyses the runs of one model in one Spark job. The Python
+The pipeline (:mod:`clusteremu.tools.analysis.pipeline`) analyses the runs of one model in one Spark job. The Python
 workers that decode the segments count every event — per (run, kind, agent, key), where the key is a
 kind-specific string the model computes (``bundle_unloaded`` by ``reason``, say) — and pass on, for each
-:class:`Part`, only the rows of its kinds and its columns (:mod:`tools.spark.routing`). Spark brings each run's
+:class:`Part`, only the rows of its kinds and its columns (:mod:`clusteremu.tools.spark.routing`). Spark brings each run's
 rows of each part together and calls the part's pure pandas function on them in an executor; the runs, and the
 parts of a run, are computed in parallel. The driver assembles the figures from the tally and the parts.
 
@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
 
 import pandas as pd
 
-from tools.spark.routing import Key
-from tools.spark.segments import EventSchema
+from clusteremu.tools.spark.routing import Key
+from clusteremu.tools.spark.segments import EventSchema
 
 from .options import AnalysisOptions
 from .runs import RunInfo
 
 if TYPE_CHECKING:
-    from tools.report import Panel
+    from clusteremu.tools.report import Panel
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Analysing runs: decode their traces in Spark, compute every figure, write ``summary.json``, tables, report.
 
 :func:`analyze` is the Spark part: the runs are grouped by model and each group is analysed in one Spark job
-(see :mod:`tools.analysis.model`). :func:`write_analysis` writes one run's results; :func:`analyze_runs` does
+(see :mod:`clusteremu.tools.analysis.model`). :func:`write_analysis` writes one run's results; :func:`analyze_runs` does
 both for run directories, as ``clusteremu analyze`` does.
 """
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import pandas as pd
 
-from tools.spark.routing import TallySpec
-from tools.spark.segments import last_event_time
+from clusteremu.tools.spark.routing import TallySpec
+from clusteremu.tools.spark.segments import last_event_time
 
 from .common import COMMON_KEYS, COMMON_SCHEMA, common_figures, common_parts, run_job
 from .encoding import dumps, jsonable
@@ -53,7 +53,7 @@ def analyze(
     """Analyse ``runs`` (in that order in the result). ``events``, when given, replaces the decoded traces: a
     DataFrame with the decoder's columns whose ``_run`` is the index in ``runs`` (the benchmark feeds the same
     events from Parquet this way); then every run must have the same model."""
-    from tools.analysis import figures_for
+    from clusteremu.tools.analysis import figures_for
 
     groups: dict[str, list[RunInfo]] = {}
     for info in runs:
@@ -133,7 +133,7 @@ def write_analysis(analysis: RunAnalysis, out_dir: str | Path, *, report: bool =
         table.to_parquet(out / f"{name}.parquet", index=False)
     (out / "summary.json").write_text(dumps(analysis.summary) + "\n")
     if report:
-        from tools.report import render_report
+        from clusteremu.tools.report import render_report
 
         render_report(out)
     return out
@@ -166,7 +166,7 @@ def analyze_runs(
 ) -> list[tuple[RunAnalysis, Path]]:
     """Analyse run directories and write each one's results (see :func:`output_dirs`); InputError for a path
     that is not a run directory, before any Spark work."""
-    from tools.spark.session import spark_context
+    from clusteremu.tools.spark.session import spark_context
 
     infos = [open_run_info(i, d) for i, d in enumerate(run_dirs)]
     dirs = output_dirs(run_dirs, out)

@@ -1,10 +1,10 @@
 """Pulsar's figures: what an operator reads off the Grafana panels of the AvgShedder article, from the trace.
 
-The vocabulary is :mod:`agents.pulsar.events`; docs/analysis.md defines every figure. From the tally: unloads
+The vocabulary is :mod:`clusteremu.agents.pulsar.events`; docs/analysis.md defines every figure. From the tally: unloads
 per broker and reason, placements and random fallbacks, lookups and redirect hops, load reports with non-finite
 values, shedding cycles. From the parts (one run at a time, in the executors):
 
-* ``spread``: the article's spread and max/min panels (:mod:`emulator.trace.series`) over the run and the settle
+* ``spread``: the article's spread and max/min panels (:mod:`clusteremu.emulator.trace.series`) over the run and the settle
   window, and when the cluster settled for good;
 * ``rounds``: over-unloading (a broker unloaded until it became the least loaded), and the per-broker load table;
 * ``bundles``: over-loading (a shed bundle placed on an above-average broker), unloads and random placements in
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 import pandas as pd
 
-from tools.spark.routing import Key
-from tools.spark.segments import EventSchema
+from clusteremu.tools.spark.routing import Key
+from clusteremu.tools.spark.segments import EventSchema
 
 from . import load_balance
 from .common import PART_BASE, counts_by
@@ -28,7 +28,7 @@ from .model import Headline, ModelFigures, Part, PartResult, RunParams
 from .stats import distribution
 
 if TYPE_CHECKING:
-    from tools.report import Panel
+    from clusteremu.tools.report import Panel
 
 #: The numeric fields of a load report, in the order of the event declaration.
 LOAD_FIELDS = (
@@ -362,7 +362,7 @@ class PulsarFigures(ModelFigures):
         return out
 
     def panels(self, tables: Mapping[str, pd.DataFrame], summary: Mapping[str, Any]) -> list["Panel"]:
-        from tools.report import Panel
+        from clusteremu.tools.report import Panel
 
         load = tables.get("broker_load", pd.DataFrame())
         cluster = tables.get("cluster_series", pd.DataFrame())

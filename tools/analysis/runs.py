@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from emulator.errors import InputError
-from tools.spark.segments import segment_files
+from clusteremu.base.errors import InputError
+from clusteremu.tools.spark.segments import segment_files
 
 #: The model name of a run whose manifest does not say (its events still get the figures every trace has).
 UNKNOWN_MODEL = "unknown"

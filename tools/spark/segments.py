@@ -2,7 +2,7 @@
 
 Spark lists the segment files with the ``binaryFile`` source (one row per file) and ``mapInArrow`` hands the
 files of a partition to :func:`decode_segment` in a Python worker, which walks the framing of
-:mod:`emulator.trace.framing`, checks every record's CRC, unpacks the msgpack payloads and builds Arrow record
+:mod:`clusteremu.emulator.trace.framing`, checks every record's CRC, unpacks the msgpack payloads and builds Arrow record
 batches column by column — no Python runs per row on the JVM side, and nothing but Arrow crosses the boundary.
 
 An :class:`EventSchema` says which kinds an analysis reads and which of their fields, with their types. The
@@ -23,7 +23,7 @@ The decoder's own columns start with ``_`` so that they never collide with a fie
 with ``_``, nor be ``t``, ``agent``, ``seq`` or ``kind``).
 
 Damage never stops the job: a truncated or corrupt record ends its segment's scan (the framing cannot be
-trusted after it, exactly as :mod:`emulator.trace.reader` does), a damaged header skips the file, and each is
+trusted after it, exactly as :mod:`clusteremu.emulator.trace.reader` does), a damaged header skips the file, and each is
 reported as a problem row; every other segment is decoded. A field value of the wrong type is read as null and
 reported the same way. An analysis with any problem row is partial.
 """
@@ -40,7 +40,7 @@ from urllib.parse import unquote, urlparse
 import msgpack
 import pyarrow as pa
 
-from emulator.trace.framing import MAX_RECORD, read_header
+from clusteremu.emulator.trace.framing import MAX_RECORD, read_header
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

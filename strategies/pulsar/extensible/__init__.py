@@ -3,8 +3,8 @@ shedding and placement strategies and the data they read, faithful to Pulsar's s
 
 Same API style as the modular strategies::
 
-    from strategies import pulsar
-    from strategies.pulsar.extensible import TransferContext
+    from clusteremu.strategies import pulsar
+    from clusteremu.strategies.pulsar.extensible import TransferContext
 
     s = pulsar.create("TransferShedder", config)     # or the fully-qualified Java class name
     ctx = TransferContext.from_json(recorded)         # or TransferContext(store, top_bundles, available, now)

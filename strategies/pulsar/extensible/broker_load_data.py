@@ -223,7 +223,7 @@ class BrokerLoadData:
     @classmethod
     def from_json(cls, obj: Any, path: str = "") -> "BrokerLoadData":
         """Build from Pulsar-named JSON; missing fields take a fresh object's values, unknown fields are
-        ignored (as Pulsar's Jackson reader does). A bad value raises :class:`emulator.errors.InputError`
+        ignored (as Pulsar's Jackson reader does). A bad value raises :class:`clusteremu.base.errors.InputError`
         naming its JSON path (e.g. ``brokerLoadDataStore["b1"].cpu.usage``)."""
         where = path or "BrokerLoadData"
         data = read_object(obj, where, "a BrokerLoadData object")

@@ -1,7 +1,7 @@
 """Reading user-supplied JSON for the extensible load manager, with errors that name the JSON path.
 
 A user feeds recorded stores (``pulsar-admin`` dumps, emulator traces) to the extensible strategies;
-when a value has the wrong type the :class:`emulator.errors.InputError` raised here names the exact
+when a value has the wrong type the :class:`clusteremu.base.errors.InputError` raised here names the exact
 path (``brokerLoadDataStore["b1:8080"].cpu.usage``) and what was expected.
 
 Numbers follow Jackson's conventions, as Pulsar writes them: JSON numbers, or the strings ``"NaN"``,
@@ -14,7 +14,7 @@ import json
 import math
 from typing import Any, Mapping
 
-from emulator.errors import InputError
+from clusteremu.base.errors import InputError
 
 __all__ = [
     "as_integer",

@@ -31,7 +31,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from ..config import PulsarConfig
-from ..java_order import java_order, string_compare_key
+from clusteremu.base.java import java_order, string_compare_key
 from .broker_load_data import BrokerLoadData, as_pulsar_config
 
 __all__ = ["LeastResourceUsageWithWeight"]

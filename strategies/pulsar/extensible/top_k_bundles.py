@@ -46,10 +46,10 @@ from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any, Callable, Iterable, Mapping, MutableSequence, NamedTuple, TypeVar
 
-from emulator.errors import InputError
+from clusteremu.base.errors import InputError
 
 from ..config import PulsarConfig
-from ..java_order import double_compare_key
+from clusteremu.base.java import double_compare_key
 from ..load_data import NamespaceBundleStats, bundle_namespace, is_system_service_namespace
 from .broker_load_data import as_pulsar_config
 from .json_input import field_path, read_object, read_string, show
@@ -179,7 +179,7 @@ class TopBundlesLoadData:
     def from_json(cls, obj: Any, path: str = "") -> "TopBundlesLoadData":
         """Build from Pulsar's JSON object, or from a bare list of ``{"bundleName", "stats"}`` entries.
 
-        A bad value raises :class:`emulator.errors.InputError` naming its JSON path.
+        A bad value raises :class:`clusteremu.base.errors.InputError` naming its JSON path.
         """
         where = path or "TopBundlesLoadData"
         if isinstance(obj, list):

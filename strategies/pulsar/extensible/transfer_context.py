@@ -29,17 +29,17 @@ Fields (Python name / JSON name — units):
   summation order and tie-breaks. Pulsar's store is a table view backed by a ``ConcurrentHashMap``
   (``"concurrent"``, the default; Pulsar's unit tests use a ``HashMap``: ``"hashmap"``); the mapping's
   order is taken as the insertion history and the keys are iterated as that Java map would
-  (:mod:`strategies.pulsar.java_order`). ``"given"`` iterates the mapping as given.
+  (:mod:`clusteremu.base.java`). ``"given"`` iterates the mapping as given.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Literal, Mapping, NamedTuple, Sequence
 
-from emulator.errors import InputError
+from clusteremu.base.errors import InputError
 
 from ..config import PulsarConfig
-from ..java_order import java_order
+from clusteremu.base.java import java_order
 from .broker_load_data import BrokerLoadData
 from .json_input import (
     as_integer,
@@ -194,7 +194,7 @@ class TransferContext:
     def from_json(cls, obj: Any, where: str = "") -> "TransferContext":
         """Validate and build from the JSON form (see the module docstring for the field names).
 
-        Raises :class:`emulator.errors.InputError` whose ``where`` is ``where`` followed by the JSON path
+        Raises :class:`clusteremu.base.errors.InputError` whose ``where`` is ``where`` followed by the JSON path
         of the bad value (e.g. ``ctx.json: brokerLoadDataStore["b1:8080"].updatedAt``).
         """
         try:

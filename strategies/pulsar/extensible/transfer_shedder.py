@@ -66,7 +66,7 @@ from typing import Any, Iterable, Mapping, MutableMapping
 import numpy as np
 
 from ..config import PulsarConfig
-from ..java_order import double_compare_key
+from clusteremu.base.java import double_compare_key
 from ..load_data import bundle_namespace
 from .broker_load_data import BrokerLoadData, as_pulsar_config
 from .transfer_context import TransferContext

@@ -10,7 +10,7 @@ Strategies, each built as ``Strategy(config: PulsarConfig, rng: numpy.random.Gen
 Around them: :mod:`.filters` (isolation policies, topic-count, anti-affinity, even-spread, load-manager-class
 and version filters; the shedding guards), :mod:`.broker_version` (the version filter's semantic versions)
 and :mod:`.pipeline` (``select_broker_for_assignment``: the whole placement of a bundle).
-``AvgShedder``'s placement lives with its shedding in :mod:`strategies.pulsar.shedding.avg_shedder`.
+``AvgShedder``'s placement lives with its shedding in :mod:`clusteremu.strategies.pulsar.shedding.avg_shedder`.
 """
 from .least_long_term_message_rate import LeastLongTermMessageRate
 from .least_resource_usage_with_weight import LeastResourceUsageWithWeight

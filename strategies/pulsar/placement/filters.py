@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
-from ..java_order import java_order
+from clusteremu.base.java import java_order
 from ..load_data import LoadData
 from .broker_version import BrokerVersion
 

@@ -36,7 +36,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from ..config import PulsarConfig
-from ..java_order import java_order
+from clusteremu.base.java import java_order
 from ..load_data import BrokerData, LoadData
 from .strategy import BrokerChoice, as_config, unique_candidates
 

@@ -15,7 +15,7 @@ API::
     select_broker(bundle, available_brokers, load, strategy, config, ...)   # same, no preallocation
 
 Arguments: ``bundle`` is ``tenant/ns/0x..._0x...``; ``available_brokers`` the registered brokers (the
-``/loadbalance/brokers`` children); ``load`` the leader's :class:`~strategies.pulsar.load_data.LoadData`;
+``/loadbalance/brokers`` children); ``load`` the leader's :class:`~clusteremu.strategies.pulsar.load_data.LoadData`;
 ``strategy`` the placement strategy object (``select_broker(candidates, bundle, load)``, see
 :mod:`.strategy`); ``config`` ServiceConfiguration keys. Optional: ``broker_to_namespace_to_bundle_range``
 (default: rebuilt from ``load`` — reported plus preallocated bundles), ``policies``
@@ -45,7 +45,7 @@ Steps:
 
 The candidate *set* Java passes around is a ``HashSet`` that every step edits in place; its iteration order
 (which the round-robin cache, ties and float sums see) is replayed here with
-:class:`~strategies.pulsar.java_order.JavaHashMapOrder`. Departure: that set lives as long as the leader and
+:class:`~clusteremu.base.java.JavaHashMapOrder`. Departure: that set lives as long as the leader and
 its table only grows, so after the cluster once had more brokers than now Java's table is larger than the
 fresh one replayed here and the order of colliding brokers can differ.
 """
@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from typing import Any, Collection, Iterable, Mapping, MutableMapping
 
 from ..config import PulsarConfig
-from ..java_order import JavaHashMapOrder, java_order
+from clusteremu.base.java import JavaHashMapOrder, java_order
 from ..load_data import BundleData, LoadData, default_bundle_stats
 from .filters import (
     SYSTEM_NAMESPACE,

@@ -1,7 +1,7 @@
 """The placement strategy interface (``ModularLoadManagerStrategy``) and what a choice reports.
 
 Every placement strategy is built by the registry as ``Strategy(config, rng)`` — ``config`` a
-:class:`~strategies.pulsar.config.PulsarConfig` (a plain mapping is accepted too), ``rng`` a
+:class:`~clusteremu.strategies.pulsar.config.PulsarConfig` (a plain mapping is accepted too), ``rng`` a
 ``numpy.random.Generator`` that every random choice draws from — and offers::
 
     s.select_broker(candidates, bundle, load)   # -> broker id or None   (selectBrokerForBundle)

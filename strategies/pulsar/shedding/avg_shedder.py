@@ -48,7 +48,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from ..config import PulsarConfig
-from ..java_order import double_compare_key, java_order, string_compare_key
+from clusteremu.base.java import double_compare_key, java_order, string_compare_key
 from ..load_data import BundleData, LoadData
 from .bundle_selection import largest_first, short_term_msg_rate, short_term_throughput
 from .unload_plan import UnloadPlan

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, Mapping
 
-from ..java_order import double_compare_key
+from clusteremu.base.java import double_compare_key
 from ..load_data import BundleData, LoadData
 from .unload_plan import UnloadPlan
 

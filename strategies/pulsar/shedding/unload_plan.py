@@ -10,7 +10,7 @@ shedder to keep iterating as Java does after a cycle that named many brokers.
 """
 from __future__ import annotations
 
-from ..java_order import JavaHashMapOrder
+from clusteremu.base.java import JavaHashMapOrder
 
 __all__ = ["UnloadPlan"]
 

@@ -1,12 +1,12 @@
 """Pulsar's four bundle split algorithms (``NamespaceBundleSplitAlgorithm`` implementations), by config name.
 
 Each computes the *split boundaries* of one bundle — hash positions strictly inside its range — from which
-``NamespaceService`` creates ``len(boundaries) + 1`` children (:func:`strategies.pulsar.split.bundles.split_bundle`).
+``NamespaceService`` creates ``len(boundaries) + 1`` children (:func:`clusteremu.strategies.pulsar.split.bundles.split_bundle`).
 ``None`` (or an empty list) means "no valid boundary": Pulsar then logs and leaves the bundle alone.
 
 API::
 
-    from strategies.pulsar.split import algorithms as a
+    from clusteremu.strategies.pulsar.split import algorithms as a
     a.range_equally_divide(r)                                   # r: BundleRange -> [boundary]
     a.topic_count_equally_divide(topics)                        # topics in the bundle -> [boundary] | None
     a.specified_positions_divide(r, topics, positions)          # -> [boundaries] | None; ValueError if no positions
@@ -17,7 +17,7 @@ API::
 Units: ``max_msg_rate`` msg/s (in + out), ``max_bandwidth_mbytes`` MiB/s (in + out; Pulsar multiplies by
 1024 * 1024), ``diff_pct`` percent. ``topics`` are topic names exactly as the owning broker lists them
 (``getOwnedTopicListForNamespaceBundle``: complete names, one per partition); each is hashed as given
-(:func:`~strategies.pulsar.split.bundles.topic_hash`, unsigned CRC32). Integer arithmetic is Java ``long``
+(:func:`~clusteremu.strategies.pulsar.split.bundles.topic_hash`, unsigned CRC32). Integer arithmetic is Java ``long``
 arithmetic on non-negative values, i.e. floor division.
 
 Algorithms (``pulsar-broker/.../common/naming/*BundleSplitAlgorithm.java``):

@@ -8,13 +8,13 @@ the same broker, then optionally unloaded — happens on the owning broker (see 
 
 API::
 
-    from strategies.pulsar.split import auto_split
+    from clusteremu.strategies.pulsar.split import auto_split
     auto_split.find_bundles_to_split(load, config, namespace_bundles)           # -> {bundle: broker}
     auto_split.check_namespace_bundle_split(load, config, is_leader=True, known_brokers=brokers,
         namespace_bundles=ns_bundles, available_brokers=brokers, policies=policies,
         broker_to_namespace_to_bundle_range=ns_map)                             # -> [BundleSplitDecision]
 
-``load`` is the leader's :class:`~strategies.pulsar.load_data.LoadData`; ``config`` ServiceConfiguration keys;
+``load`` is the leader's :class:`~clusteremu.strategies.pulsar.load_data.LoadData`; ``config`` ServiceConfiguration keys;
 ``namespace_bundles`` maps a namespace to its current bundle ranges (``"0x..._0x..."``; the namespace's
 ``NamespaceBundles``) — a namespace missing from it has the single full bundle, as Pulsar's bundle factory
 assumes when no boundaries are stored.
@@ -35,7 +35,7 @@ the leader and more than one broker is known. Then, per selected bundle (``HashM
 ``canSplitBundle`` fails (range too small) or the range is no longer one of its namespace's bundles;
 otherwise split it, unloading the children iff ``loadBalancerAutoUnloadSplitBundlesEnabled`` and both
 shedding guards allow moving it (``shouldNamespacePoliciesUnload`` and ``shouldAntiAffinityNamespaceUnload``,
-see :mod:`strategies.pulsar.placement.filters`). The caller also does what Pulsar does around each split:
+see :mod:`clusteremu.strategies.pulsar.placement.filters`). The caller also does what Pulsar does around each split:
 forget the bundle's history (``loadData.bundleData`` and the stored bundle data) and its ``lastStats`` entry.
 """
 from __future__ import annotations
@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Collection, Mapping, Sequence
 
 from ..config import PulsarConfig
-from ..java_order import java_order
+from clusteremu.base.java import java_order
 from ..load_data import LoadData, bundle_namespace
 from ..placement.filters import (
     NamespacePolicies,

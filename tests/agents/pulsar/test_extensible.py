@@ -5,10 +5,10 @@ from collections import defaultdict
 
 import pytest
 
-from emulator.errors import InputError
-from emulator.runner import execute
-from emulator.trace import open_run
-from scenarios.loader import validate_scenario
+from clusteremu.base.errors import InputError
+from clusteremu.emulator.runner import execute
+from clusteremu.emulator.trace import open_run
+from clusteremu.scenarios.loader import validate_scenario
 
 # broker-1 has a quarter of the others' cores: with the same share of topics it is the hot broker, so both load
 # managers move bundles off it within a few shedding cycles.

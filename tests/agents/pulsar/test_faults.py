@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.errors import InputError
-from emulator.testing import assert_count, assert_eventually, assert_never
-from emulator.trace.query import trace_of
-from scenarios.loader import validate_scenario
+from clusteremu.base.errors import InputError
+from clusteremu.emulator.testing import assert_count, assert_eventually, assert_never
+from clusteremu.emulator.trace.query import trace_of
+from clusteremu.scenarios.loader import validate_scenario
 
 SESSION_S = 10.0  # zooKeeperSessionTimeoutMillis below
 TICK_S = 2.0  # the store's default tick

@@ -6,9 +6,9 @@ from collections import defaultdict
 
 import pytest
 
-from emulator.runner import execute
-from emulator.trace import open_run
-from scenarios.loader import load_scenario, validate_scenario
+from clusteremu.emulator.runner import execute
+from clusteremu.emulator.trace import open_run
+from clusteremu.scenarios.loader import load_scenario, validate_scenario
 
 BASE = {
     "scenario": {"name": "t", "model": "pulsar", "duration_s": 300, "seed": 3},

@@ -1,6 +1,6 @@
 """A broker's LocalReport: the update rule on its cached figures, and re-stamped copies."""
-from agents.pulsar.reporting import LocalReport
-from strategies.pulsar import PulsarConfig, report_update
+from clusteremu.agents.pulsar.reporting import LocalReport
+from clusteremu.strategies.pulsar import PulsarConfig, report_update
 
 
 def local_report(cpu=10.0, rate=100.0, at=0):

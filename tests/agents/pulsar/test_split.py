@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.runner import execute
-from emulator.trace import open_run
-from scenarios.loader import validate_scenario
-from strategies.pulsar.split.bundles import BundleRange, topic_hash
+from clusteremu.emulator.runner import execute
+from clusteremu.emulator.trace import open_run
+from clusteremu.scenarios.loader import validate_scenario
+from clusteremu.strategies.pulsar.split.bundles import BundleRange, topic_hash
 
 NS = "public/default"
 TOPICS = [f"persistent://{NS}/t-{k}" for k in range(20)]

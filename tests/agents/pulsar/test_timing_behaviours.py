@@ -1,13 +1,13 @@
 """Timing behaviours of the Pulsar model, written the way a user of the pytest plugin writes them.
 
 The ``emulate`` fixture comes from clusteremu's pytest plugin (entry point ``pytest11``); the assertions from
-``emulator.testing``. Each test reads like the behaviour it checks.
+``clusteremu.emulator.testing``. Each test reads like the behaviour it checks.
 """
 from __future__ import annotations
 
 import math
 
-from emulator.testing import assert_count, assert_eventually, assert_never
+from clusteremu.emulator.testing import assert_count, assert_eventually, assert_never
 
 MINUTE = 60.0
 

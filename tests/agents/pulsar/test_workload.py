@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from agents.pulsar.workload import Workload
+from clusteremu.agents.pulsar.workload import Workload
 
 NAMESPACES = [{"name": "public/default", "bundles": 4}]
 

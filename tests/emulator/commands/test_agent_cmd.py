@@ -9,9 +9,9 @@ import psutil
 import pytest
 import zmq.auth
 
-from emulator.cli import main
-from emulator.runner import execute
-from scenarios.loader import load_scenario
+from clusteremu.emulator.cli import main
+from clusteremu.emulator.runner import execute
+from clusteremu.scenarios.loader import load_scenario
 
 
 def test_keygen_writes_a_curve_key_pair_with_a_private_secret(tmp_path, capsys):
@@ -41,7 +41,7 @@ def test_bad_flags_exit_2_naming_the_flag(tmp_path, capsys, argv, where):
 
 
 def test_agent_is_a_real_verb_now():
-    from emulator.commands.pending import PENDING
+    from clusteremu.emulator.commands.pending import PENDING
 
     assert "agent" not in PENDING
 

@@ -1,7 +1,7 @@
 """``clusteremu analyze``: bad input is refused with exit status 2 before any Spark work."""
 from __future__ import annotations
 
-from emulator.cli import main
+from clusteremu.emulator.cli import main
 
 
 def test_a_missing_directory_is_bad_input(tmp_path, capsys):

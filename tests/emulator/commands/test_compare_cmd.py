@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from emulator.cli import main
+from clusteremu.emulator.cli import main
 
 
 def analysed_run(trace, dirname, strategy, *, over_loading, settle_s):

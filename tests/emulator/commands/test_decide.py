@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator.commands import decide
-from emulator.errors import InputError
+from clusteremu.emulator.commands import decide
+from clusteremu.base.errors import InputError
 
 DATA = Path(__file__).parent / "data"
 

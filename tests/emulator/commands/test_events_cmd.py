@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _catalogue() -> str:
-    out = subprocess.run([sys.executable, "-m", "emulator", "events"], capture_output=True, text=True, cwd=ROOT)
+    out = subprocess.run([sys.executable, "-m", "clusteremu", "events"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     return out.stdout
 

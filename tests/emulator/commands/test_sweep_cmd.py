@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from emulator.cli import main
+from clusteremu.emulator.cli import main
 
 
 def test_bad_sweeps_are_refused(tmp_path, capsys):

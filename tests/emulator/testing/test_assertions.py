@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from emulator.testing import (
+from clusteremu.emulator.testing import (
     Trace,
     assert_always,
     assert_before,

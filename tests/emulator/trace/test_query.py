@@ -5,9 +5,9 @@ import math
 
 import pytest
 
-from emulator.testing import write_run
-from emulator.trace import open_run
-from emulator.trace.query import Trace, entity_of, matches_entity, trace_of
+from clusteremu.emulator.testing import write_run
+from clusteremu.emulator.trace import open_run
+from clusteremu.emulator.trace.query import Trace, entity_of, matches_entity, trace_of
 
 B1, B2 = "ns/0x00000000_0x80000000", "ns/0x80000000_0xffffffff"
 
@@ -182,7 +182,7 @@ def test_trace_of_loads_a_run_once(tmp_path):
 
 
 def test_intervals_on_an_emulated_run_match_the_monitors_own_gaps(tmp_path):
-    from emulator.testing import emulate_into
+    from clusteremu.emulator.testing import emulate_into
 
     trace = Trace(emulate_into("kernel-heartbeat", tmp_path / "hb", until=150))
     gaps = trace.intervals("heartbeat_received")

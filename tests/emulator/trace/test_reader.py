@@ -11,10 +11,10 @@ from pathlib import Path
 import msgpack
 import pytest
 
-from emulator.manifest import new_manifest, write_manifest
-from emulator.trace import open_run
-from emulator.trace.framing import frame
-from emulator.trace.writer import SegmentWriter
+from clusteremu.emulator.manifest import new_manifest, write_manifest
+from clusteremu.emulator.trace import open_run
+from clusteremu.emulator.trace.framing import frame
+from clusteremu.emulator.trace.writer import SegmentWriter
 
 
 def make_run(tmp_path: Path, n: int = 50, writers=("w000", "w001"), complete=True) -> Path:
@@ -96,7 +96,7 @@ def test_missing_manifest_means_incomplete(tmp_path):
 @pytest.mark.slow
 def test_a_run_killed_with_sigkill_leaves_a_readable_incomplete_trace(tmp_path):
     out = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "emulator", "run", "kernel-heartbeat", "--out", str(out), "--quiet",
+    cmd = [sys.executable, "-m", "clusteremu", "run", "kernel-heartbeat", "--out", str(out), "--quiet",
            "--set", "cluster.members=300", "--set", "scenario.duration_s=100000",
            "--set", "run.segment_bytes=8192"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from emulator.testing import write_run
-from emulator.trace import series
-from emulator.trace.query import Trace
+from clusteremu.emulator.testing import write_run
+from clusteremu.emulator.trace import series
+from clusteremu.emulator.trace.query import Trace
 
 INF, NAN = math.inf, math.nan
 

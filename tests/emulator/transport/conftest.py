@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from scenarios.catalog import builtins
+from clusteremu.scenarios.catalog import builtins
 
 #: the scale scenario shrunk to a size that runs in a second or two (the benchmark runs it at full size)
 SHRINK = {

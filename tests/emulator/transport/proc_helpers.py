@@ -24,7 +24,7 @@ def clusteremu(*args: str, **kw) -> subprocess.Popen:
     # A shell without job control starts background commands with SIGINT ignored, and children inherit that;
     # restore the default so that the interpreter installs its KeyboardInterrupt handler (Ctrl-C tests).
     kw.setdefault("preexec_fn", lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    proc = subprocess.Popen([sys.executable, "-m", "emulator", *args], cwd=REPO, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "clusteremu", *args], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
     STARTED.append(proc)
     return proc

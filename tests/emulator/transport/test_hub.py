@@ -5,9 +5,9 @@ import msgpack
 import pytest
 import zmq
 
-from emulator.errors import RunFailure
-from emulator.transport import wire
-from emulator.transport.hub import Hub, HubOptions
+from clusteremu.base.errors import RunFailure
+from clusteremu.emulator.transport import wire
+from clusteremu.emulator.transport.hub import Hub, HubOptions
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ import signal
 
 import psutil
 
-from emulator.models import load_model
-from emulator.runner import place
-from emulator.trace import open_run
-from scenarios.loader import load_scenario
+from clusteremu.emulator.models import load_model
+from clusteremu.emulator.runner import place
+from clusteremu.emulator.trace import open_run
+from clusteremu.scenarios.loader import load_scenario
 
 from .proc_helpers import clusteremu, wait_for, workers_of
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.runner import execute
-from emulator.trace import open_run
-from scenarios.catalog import builtins
-from scenarios.loader import load_scenario
+from clusteremu.emulator.runner import execute
+from clusteremu.emulator.trace import open_run
+from clusteremu.scenarios.catalog import builtins
+from clusteremu.scenarios.loader import load_scenario
 
 from .conftest import SHRINK
 

@@ -7,10 +7,10 @@ import msgpack
 import zmq
 import zmq.auth
 
-from emulator.runner import execute
-from emulator.transport import wire
-from emulator.transport.curve import keygen
-from scenarios.loader import load_scenario
+from clusteremu.emulator.runner import execute
+from clusteremu.emulator.transport import wire
+from clusteremu.emulator.transport.curve import keygen
+from clusteremu.scenarios.loader import load_scenario
 
 from .proc_helpers import clusteremu, free_port
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import msgpack
 import pytest
 
-from emulator.transport import wire
+from clusteremu.emulator.transport import wire
 
 
 def test_a_frame_round_trips_floats_exactly_and_integer_map_keys():

@@ -1,7 +1,7 @@
 """The leader's bundle history (updateBundleData) and the report-dict helpers the emulated leader uses."""
 import pytest
 
-from strategies import pulsar
+from clusteremu.strategies import pulsar
 
 
 def report(**bundle_rates):
@@ -56,8 +56,8 @@ def test_canonical_name():
 
 def _reference_fold(bundles, last_stats):
     """The plain object-by-object updateBundleData the array history must match to the bit."""
-    from strategies.pulsar.java_order import java_order
-    from strategies.pulsar.load_data import BundleData
+    from clusteremu.base.java import java_order
+    from clusteremu.strategies.pulsar.load_data import BundleData
 
     active = set()
     for broker in java_order(last_stats, "concurrent"):
@@ -73,7 +73,7 @@ def _reference_fold(bundles, last_stats):
 def test_array_history_matches_the_object_fold_to_the_bit_through_moves_splits_and_shared_bundles():
     import numpy as np
 
-    from strategies.pulsar.load_data import NamespaceBundleStats
+    from clusteremu.strategies.pulsar.load_data import NamespaceBundleStats
 
     rng = np.random.default_rng(3)
     names = [f"ns/0x{i:08x}_0x{i + 1:08x}" for i in range(40)]
@@ -112,7 +112,7 @@ def test_array_history_matches_the_object_fold_past_both_sample_caps():
     # and each bundle's sample changes now and then.
     import numpy as np
 
-    from strategies.pulsar.load_data import NamespaceBundleStats
+    from clusteremu.strategies.pulsar.load_data import NamespaceBundleStats
 
     rng = np.random.default_rng(5)
     owner = {f"ns/0x{i:08x}_0x{i + 1:08x}": f"broker-{i % 3}" for i in range(9)}
@@ -170,7 +170,7 @@ def test_brokers_joining_and_taking_bundles_fold_as_the_object_fold(told):
     # A cluster starting: brokers register with empty reports, then report the bundles they took (nobody had
     # them); later one takes a bundle over while its old owner still reports it (two samples), one gives a
     # bundle up for a bundle another broker has, and one leaves. ``told``: the caller names the changed broker.
-    from strategies.pulsar.load_data import NamespaceBundleStats
+    from clusteremu.strategies.pulsar.load_data import NamespaceBundleStats
 
     def stats(bundles):
         return {f"ns/{b}": NamespaceBundleStats(1.5 * ord(b), 2.0, 0.5 * ord(b), 3.25, topics=2) for b in bundles}

@@ -1,8 +1,8 @@
 """ServiceConfiguration defaults, typed access, the bandwidth-weight spelling rule and broker.conf parsing."""
 import pytest
 
-from emulator.errors import InputError
-from strategies.pulsar.config import DEFAULTS, PulsarConfig, parse_broker_conf
+from clusteremu.base.errors import InputError
+from clusteremu.strategies.pulsar.config import DEFAULTS, PulsarConfig, parse_broker_conf
 
 
 def test_missing_keys_take_pulsar_defaults():

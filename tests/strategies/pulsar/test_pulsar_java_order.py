@@ -1,7 +1,7 @@
 """Java HashMap / ConcurrentHashMap iteration order; the expected orders below were printed by a JVM."""
 import pytest
 
-from strategies.pulsar.java_order import (
+from clusteremu.base.java import (
     JavaHashMapOrder,
     double_compare_key,
     java_order,
@@ -81,7 +81,7 @@ def test_string_compare_key_uses_utf16_code_units():
 def test_large_map_orders_match_the_replayed_puts(kind):
     import random
 
-    from strategies.pulsar.java_order import JavaHashMapOrder, java_order
+    from clusteremu.base.java import JavaHashMapOrder, java_order
 
     rnd = random.Random(11)
     for count, capacity in ((65, None), (96, None), (97, None), (768, None), (1000, None), (5000, 3), (3072, 4096)):

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from emulator.errors import InputError
-from strategies.pulsar.load_data import (
+from clusteremu.base.errors import InputError
+from clusteremu.strategies.pulsar.load_data import (
     BundleData,
     LoadData,
     LocalBrokerData,
@@ -13,7 +13,7 @@ from strategies.pulsar.load_data import (
     TimeAverageBrokerData,
     TimeAverageMessageData,
 )
-from strategies.pulsar.resource_usage import ResourceUsage
+from clusteremu.strategies.pulsar.resource_usage import ResourceUsage
 
 # Shaped like `pulsar-admin broker-stats load-report` (trimmed), plus leader-side data.
 SNAPSHOT = {
@@ -177,7 +177,7 @@ def test_print_resource_usage_formats_like_java():
 
 
 def test_bundle_stats_read_the_same_with_or_without_the_unchecked_fast_path():
-    from strategies.pulsar.load_data import NamespaceBundleStats
+    from clusteremu.strategies.pulsar.load_data import NamespaceBundleStats
 
     plain = {"msgRateIn": 10, "msgThroughputIn": 1.5e4, "msgRateOut": 20.0, "msgThroughputOut": 3e4,
              "consumerCount": 2, "producerCount": 1, "topics": 3}

@@ -1,9 +1,9 @@
-"""The public API of ``strategies.pulsar``: names, create, lazy targets."""
+"""The public API of ``clusteremu.strategies.pulsar``: names, create, lazy targets."""
 import numpy as np
 import pytest
 
-from strategies import pulsar
-from strategies.pulsar import registry
+from clusteremu.strategies import pulsar
+from clusteremu.strategies.pulsar import registry
 
 IMPL = "org.apache.pulsar.broker.loadbalance.impl."
 
@@ -30,11 +30,11 @@ def test_names_per_kind():
 
 def test_targets_are_module_colon_class_strings():
     assert registry.target("LeastLongTermMessageRate") == (
-        "strategies.pulsar.placement.least_long_term_message_rate:LeastLongTermMessageRate")
+        "clusteremu.strategies.pulsar.placement.least_long_term_message_rate:LeastLongTermMessageRate")
     assert registry.target(
         "org.apache.pulsar.broker.loadbalance.extensions.strategy.LeastResourceUsageWithWeight"
-    ) == "strategies.pulsar.extensible.least_resource_usage_with_weight:LeastResourceUsageWithWeight"
-    assert registry.target("TransferShedder") == "strategies.pulsar.extensible.transfer_shedder:TransferShedder"
+    ) == "clusteremu.strategies.pulsar.extensible.least_resource_usage_with_weight:LeastResourceUsageWithWeight"
+    assert registry.target("TransferShedder") == "clusteremu.strategies.pulsar.extensible.transfer_shedder:TransferShedder"
 
 
 def test_unknown_name_lists_the_known_ones():

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from strategies.pulsar.resource_usage import (
+from clusteremu.strategies.pulsar.resource_usage import (
     ResourceUsage,
     java_max,
     max_resource_usage,

@@ -3,10 +3,10 @@ import math
 
 import pytest
 
-from strategies.pulsar import report_update as ru
-from strategies.pulsar.config import PulsarConfig
-from strategies.pulsar.load_data import LocalBrokerData
-from strategies.pulsar.resource_usage import ResourceUsage
+from clusteremu.strategies.pulsar import report_update as ru
+from clusteremu.strategies.pulsar.config import PulsarConfig
+from clusteremu.strategies.pulsar.load_data import LocalBrokerData
+from clusteremu.strategies.pulsar.resource_usage import ResourceUsage
 
 MINUTE = 60_000
 

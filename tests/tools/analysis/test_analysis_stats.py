@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from tools.analysis.encoding import dumps, jsonable, number
-from tools.analysis.stats import distribution, percentile, step_stats
+from clusteremu.tools.analysis.encoding import dumps, jsonable, number
+from clusteremu.tools.analysis.stats import distribution, percentile, step_stats
 
 
 def test_percentiles_interpolate_linearly_between_ranks():

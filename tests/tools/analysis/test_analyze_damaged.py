@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.trace import open_run
-from tools.analysis import AnalysisOptions, analyze
-from tools.analysis.runs import open_run_info
+from clusteremu.emulator.trace import open_run
+from clusteremu.tools.analysis import AnalysisOptions, analyze
+from clusteremu.tools.analysis.runs import open_run_info
 
 pytestmark = pytest.mark.spark
 

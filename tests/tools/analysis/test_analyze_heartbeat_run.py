@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator.cli import main
-from emulator.trace import open_run
+from clusteremu.emulator.cli import main
+from clusteremu.emulator.trace import open_run
 
 pytestmark = pytest.mark.spark
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.spark
 def analysed(spark, tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("hb") / "run"
     # As a user would: `clusteremu run` in its own process, then `clusteremu analyze`.
-    subprocess.run([sys.executable, "-m", "emulator", "run", "kernel-heartbeat", "--until", "300", "--out", str(run_dir), "--quiet"],
+    subprocess.run([sys.executable, "-m", "clusteremu", "run", "kernel-heartbeat", "--until", "300", "--out", str(run_dir), "--quiet"],
                    check=True, capture_output=True, timeout=120)
     assert main(["analyze", str(run_dir), "--settle-window-min", "2"]) == 0
     return run_dir, run_dir / "analysis"

@@ -10,8 +10,8 @@ import math
 
 import pytest
 
-from tools.analysis import AnalysisOptions, analyze
-from tools.analysis.runs import open_run_info
+from clusteremu.tools.analysis import AnalysisOptions, analyze
+from clusteremu.tools.analysis.runs import open_run_info
 
 pytestmark = pytest.mark.spark
 
@@ -185,7 +185,7 @@ def test_the_written_analysis_and_its_report(summaries, tmp_path):
     import matplotlib.image as mpimg
     import pandas as pd
 
-    from tools.analysis import write_analysis
+    from clusteremu.tools.analysis import write_analysis
 
     out = write_analysis(summaries["shedding"], tmp_path / "analysis")
     assert json.loads((out / "summary.json").read_text()) == summaries["shedding"].summary

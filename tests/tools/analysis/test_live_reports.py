@@ -5,8 +5,8 @@ import math
 
 import pandas as pd
 
-from tools.analysis import load_balance
-from tools.analysis.pulsar import live_reports
+from clusteremu.tools.analysis import load_balance
+from clusteremu.tools.analysis.pulsar import live_reports
 
 
 def rows() -> pd.DataFrame:

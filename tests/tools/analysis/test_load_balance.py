@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tools.analysis import load_balance as lb
+from clusteremu.tools.analysis import load_balance as lb
 
 
 def reports(rows):

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from tools.analysis.pulsar import (
+from clusteremu.tools.analysis.pulsar import (
     LOAD_FIELDS,
     above_average,
     key_election,

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from tools.spark.routing import PROBLEMS, TALLY, Key, Route, Router, TallySpec, merge_tallies, payload_table
-from tools.spark.segments import EventSchema, decode_segment
+from clusteremu.tools.spark.routing import PROBLEMS, TALLY, Key, Route, Router, TallySpec, merge_tallies, payload_table
+from clusteremu.tools.spark.segments import EventSchema, decode_segment
 
 SCHEMA = EventSchema(
     {

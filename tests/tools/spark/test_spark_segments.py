@@ -6,8 +6,8 @@ import math
 import pyarrow as pa
 import pytest
 
-from emulator.trace import open_run
-from tools.spark.segments import EventSchema, decode_segment, last_event_time
+from clusteremu.emulator.trace import open_run
+from clusteremu.tools.spark.segments import EventSchema, decode_segment, last_event_time
 
 SCHEMA = EventSchema(
     {
@@ -66,7 +66,7 @@ def test_a_value_of_the_wrong_type_is_read_as_null_and_reported(trace):
 
 
 def _records(seg):
-    from emulator.trace.framing import iter_payloads, read_header
+    from clusteremu.emulator.trace.framing import iter_payloads, read_header
 
     buf = seg.read_bytes()
     _meta, off = read_header(buf)

@@ -8,11 +8,11 @@ from collections import Counter
 
 import pytest
 
-from emulator.trace import open_run
-from tools.analysis.common import COMMON_SCHEMA
-from tools.analysis.heartbeat import SCHEMA
-from tools.spark.session import MASTER_ENV, _local_cores, resolve_master
-from tools.spark.segments import read_events
+from clusteremu.emulator.trace import open_run
+from clusteremu.tools.analysis.common import COMMON_SCHEMA
+from clusteremu.tools.analysis.heartbeat import SCHEMA
+from clusteremu.tools.spark.session import MASTER_ENV, _local_cores, resolve_master
+from clusteremu.tools.spark.segments import read_events
 
 
 def test_the_master_comes_from_the_flag_then_the_environment_then_local(monkeypatch):
@@ -34,16 +34,16 @@ def test_the_shared_session_is_set_up_for_clusteremu(spark):
     # The Python workers run the configured interpreter (ours unless the environment chose one), which has
     # clusteremu and pyarrow.
     ((executable, module),) = spark.sparkContext.parallelize([0], 1).map(
-        lambda _: (__import__("sys").executable, __import__("importlib").import_module("tools.spark").__name__)
+        lambda _: (__import__("sys").executable, __import__("importlib").import_module("clusteremu.tools.spark").__name__)
     ).collect()
-    assert module == "tools.spark"
+    assert module == "clusteremu.tools.spark"
     assert os.path.realpath(executable) == os.path.realpath(os.environ.get("PYSPARK_PYTHON", sys.executable))
 
 
 @pytest.mark.spark
 def test_read_events_gives_what_the_kernel_reader_gives(spark, tmp_path):
     run_dir = tmp_path / "run"
-    subprocess.run([sys.executable, "-m", "emulator", "run", "kernel-heartbeat", "--until", "60", "--agents", "inproc:2",
+    subprocess.run([sys.executable, "-m", "clusteremu", "run", "kernel-heartbeat", "--until", "60", "--agents", "inproc:2",
                     "--out", str(run_dir), "--quiet"], check=True, capture_output=True, timeout=120)
     schema = COMMON_SCHEMA.merged(SCHEMA)
     df = read_events(spark, [run_dir], schema)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.errors import InputError
-from strategies.pulsar.extensible import BrokerLoadData, SystemResourceUsage
-from strategies.pulsar.resource_usage import ResourceUsage as R
+from clusteremu.base.errors import InputError
+from clusteremu.strategies.pulsar.extensible import BrokerLoadData, SystemResourceUsage
+from clusteremu.strategies.pulsar.resource_usage import ResourceUsage as R
 
 HALF_WEIGHTS = {
     "loadBalancerCPUResourceWeight": 0.5,

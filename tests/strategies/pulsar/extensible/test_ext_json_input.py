@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-from emulator.errors import InputError
-from strategies.pulsar.extensible.json_input import (
+from clusteremu.base.errors import InputError
+from clusteremu.strategies.pulsar.extensible.json_input import (
     as_integer,
     json_number,
     key_path,

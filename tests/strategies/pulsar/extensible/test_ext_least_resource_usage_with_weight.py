@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from strategies import pulsar
-from strategies.pulsar.extensible import (
+from clusteremu.strategies import pulsar
+from clusteremu.strategies.pulsar.extensible import (
     BrokerLoadData,
     LeastResourceUsageWithWeight,
     SystemResourceUsage,
     TransferContext,
 )
-from strategies.pulsar.resource_usage import ResourceUsage as R
+from clusteremu.strategies.pulsar.resource_usage import ResourceUsage as R
 
 CONF = {
     "loadBalancerCPUResourceWeight": 1.0,

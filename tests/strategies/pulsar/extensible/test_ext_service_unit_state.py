@@ -5,7 +5,7 @@ import itertools
 
 import pytest
 
-from strategies.pulsar.extensible import (
+from clusteremu.strategies.pulsar.extensible import (
     ServiceUnitState as S,
     StorageType,
     is_active_state,

@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from emulator.errors import InputError
-from strategies.pulsar.extensible import BundleLoadData, TopBundlesLoadData, TopKBundles
-from strategies.pulsar.extensible.top_k_bundles import compare_namespace_bundle_stats, partition_sort
-from strategies.pulsar.load_data import NamespaceBundleStats as Stats
+from clusteremu.base.errors import InputError
+from clusteremu.strategies.pulsar.extensible import BundleLoadData, TopBundlesLoadData, TopKBundles
+from clusteremu.strategies.pulsar.extensible.top_k_bundles import compare_namespace_bundle_stats, partition_sort
+from clusteremu.strategies.pulsar.load_data import NamespaceBundleStats as Stats
 
 
 def bundle(i: int) -> str:

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from emulator.errors import InputError
-from strategies.pulsar.extensible import (
+from clusteremu.base.errors import InputError
+from clusteremu.strategies.pulsar.extensible import (
     BrokerLoadData,
     NonTransferableRule,
     NonTransferableRules,
@@ -14,7 +14,7 @@ from strategies.pulsar.extensible import (
     TransferContext,
     TransferShedder,
 )
-from strategies.pulsar.java_order import java_order
+from clusteremu.base.java import java_order
 
 NOW = 1_700_000_000_000
 

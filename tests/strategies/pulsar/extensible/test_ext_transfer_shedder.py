@@ -10,9 +10,9 @@ import math
 
 import pytest
 
-from strategies import pulsar
-from strategies.pulsar.config import PulsarConfig
-from strategies.pulsar.extensible import (
+from clusteremu.strategies import pulsar
+from clusteremu.strategies.pulsar.config import PulsarConfig
+from clusteremu.strategies.pulsar.extensible import (
     BrokerLoadData,
     BundleLoadData,
     Label,
@@ -24,8 +24,8 @@ from strategies.pulsar.extensible import (
     TransferShedder,
     UnloadDecision,
 )
-from strategies.pulsar.load_data import NamespaceBundleStats
-from strategies.pulsar.resource_usage import ResourceUsage
+from clusteremu.strategies.pulsar.load_data import NamespaceBundleStats
+from clusteremu.strategies.pulsar.resource_usage import ResourceUsage
 
 NOW = 1_700_000_000_000
 LOW_HALF = "/0x00000000_0x0FFFFFFF"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from strategies.pulsar.extensible import Label, Reason, UnloadCounter
+from clusteremu.strategies.pulsar.extensible import Label, Reason, UnloadCounter
 
 
 def test_breakdown_cells_start_at_zero():

@@ -1,7 +1,7 @@
 """UnloadDecision, Label, Reason: tuple shape, string-valued enums and JSON."""
 from __future__ import annotations
 
-from strategies.pulsar.extensible import Label, Reason, UnloadDecision
+from clusteremu.strategies.pulsar.extensible import Label, Reason, UnloadDecision
 
 
 def test_decision_is_a_four_tuple_equal_to_plain_values():

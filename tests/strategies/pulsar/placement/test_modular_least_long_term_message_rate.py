@@ -8,10 +8,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from strategies import pulsar
-from strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData
-from strategies.pulsar.placement import LeastLongTermMessageRate
-from strategies.pulsar.resource_usage import ResourceUsage
+from clusteremu.strategies import pulsar
+from clusteremu.strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData
+from clusteremu.strategies.pulsar.placement import LeastLongTermMessageRate
+from clusteremu.strategies.pulsar.resource_usage import ResourceUsage
 
 
 def broker(load, name, long_term_rate_in=0.0, long_term_rate_out=0.0, cpu=None):

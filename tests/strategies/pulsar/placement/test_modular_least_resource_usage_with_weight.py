@@ -9,9 +9,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from strategies import pulsar
-from strategies.pulsar.load_data import BrokerData, LoadData, LocalBrokerData
-from strategies.pulsar.resource_usage import ResourceUsage
+from clusteremu.strategies import pulsar
+from clusteremu.strategies.pulsar.load_data import BrokerData, LoadData, LocalBrokerData
+from clusteremu.strategies.pulsar.resource_usage import ResourceUsage
 
 PULSAR_TEST_CONFIG = {
     "loadBalancerCPUResourceWeight": 1.0,

@@ -11,9 +11,9 @@ from collections import Counter
 
 import numpy as np
 
-from strategies import pulsar
-from strategies.pulsar.load_data import BrokerData, LoadData, LocalBrokerData
-from strategies.pulsar.resource_usage import ResourceUsage
+from clusteremu.strategies import pulsar
+from clusteremu.strategies.pulsar.load_data import BrokerData, LoadData, LocalBrokerData
+from clusteremu.strategies.pulsar.resource_usage import ResourceUsage
 
 
 def cluster(scores):

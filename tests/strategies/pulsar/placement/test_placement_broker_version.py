@@ -1,7 +1,7 @@
 """Semantic versions as BrokerVersionFilter compares them (jsemver Version.valueOf / compareTo / BUILD_AWARE_ORDER)."""
 import pytest
 
-from strategies.pulsar.placement.broker_version import BrokerVersion as V
+from clusteremu.strategies.pulsar.placement.broker_version import BrokerVersion as V
 
 
 def test_parse_and_print():

@@ -7,9 +7,9 @@ testLoadSheddingWithNamespaceIsolationPolicies).
 """
 import pytest
 
-from strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData
-from strategies.pulsar.placement import filters as f
-from strategies.pulsar.placement.filters import NamespaceIsolationPolicy, NamespacePolicies
+from clusteremu.strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData
+from clusteremu.strategies.pulsar.placement import filters as f
+from clusteremu.strategies.pulsar.placement.filters import NamespaceIsolationPolicy, NamespacePolicies
 
 MODULAR = "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl"
 EXTENSIBLE = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
@@ -319,7 +319,7 @@ def test_first_matching_policy_in_hash_map_order_wins():
     first = isolation(["t/.*"], ["p1"], [], 1)
     second = isolation(["t/ns"], ["p2"], [], 1)
     pols = NamespacePolicies({"zzz": first, "aaa": second})
-    from strategies.pulsar.java_order import java_order
+    from clusteremu.base.java import java_order
 
     winner = java_order(["zzz", "aaa"], "hashmap")[0]
     assert pols.policy_by_namespace("t/ns") is {"zzz": first, "aaa": second}[winner]

@@ -2,13 +2,13 @@
 import numpy as np
 import pytest
 
-from strategies import pulsar
-from strategies.pulsar.java_order import java_order
-from strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData, NamespaceBundleStats
-from strategies.pulsar.placement import RoundRobinBrokerSelector
-from strategies.pulsar.placement.filters import NamespaceIsolationPolicy, NamespacePolicies
-from strategies.pulsar.placement.pipeline import select_broker, select_broker_for_assignment
-from strategies.pulsar.resource_usage import ResourceUsage
+from clusteremu.strategies import pulsar
+from clusteremu.base.java import java_order
+from clusteremu.strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData, NamespaceBundleStats
+from clusteremu.strategies.pulsar.placement import RoundRobinBrokerSelector
+from clusteremu.strategies.pulsar.placement.filters import NamespaceIsolationPolicy, NamespacePolicies
+from clusteremu.strategies.pulsar.placement.pipeline import select_broker, select_broker_for_assignment
+from clusteremu.strategies.pulsar.resource_usage import ResourceUsage
 
 MODULAR = "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl"
 BUNDLE = "t/ns/0x00000000_0x40000000"

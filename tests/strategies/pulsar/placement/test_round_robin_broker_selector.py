@@ -1,8 +1,8 @@
 """RoundRobinBrokerSelector (reference §8.2), including Pulsar's ModularLoadManagerStrategyTest.testRoundRobinBrokerSelector."""
 import pytest
 
-from strategies import pulsar
-from strategies.pulsar.placement import RoundRobinBrokerSelector
+from clusteremu.strategies import pulsar
+from clusteremu.strategies.pulsar.placement import RoundRobinBrokerSelector
 
 INT_MAX = 2**31 - 1
 

@@ -9,9 +9,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from strategies import pulsar
-from strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData
-from strategies.pulsar.resource_usage import ResourceUsage
+from clusteremu.strategies import pulsar
+from clusteremu.strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData
+from clusteremu.strategies.pulsar.resource_usage import ResourceUsage
 
 MB = 1024 * 1024
 
@@ -266,7 +266,7 @@ def test_usage_above_100_percent_and_nan_signals():
 
 
 def test_tied_scores_pair_in_hash_map_order():
-    from strategies.pulsar.java_order import java_order
+    from clusteremu.base.java import java_order
 
     load = LoadData()
     for name in ("x1", "x2", "x3"):

@@ -1,9 +1,9 @@
 """OverloadShedder (reference §7.2, §12), including cases transcribed from Pulsar's OverloadShedderTest."""
 import math
 
-from strategies import pulsar
-from strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData
-from strategies.pulsar.resource_usage import ResourceUsage
+from clusteremu.strategies import pulsar
+from clusteremu.strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData
+from clusteremu.strategies.pulsar.resource_usage import ResourceUsage
 
 MB = 1024 * 1024
 CONF = {"loadBalancerBrokerOverloadedThresholdPercentage": 85}
@@ -109,7 +109,7 @@ def test_nan_signal_is_ignored():
 
 
 def test_every_overloaded_broker_sheds_independently_in_hash_map_order():
-    from strategies.pulsar.java_order import java_order
+    from clusteremu.base.java import java_order
 
     load = LoadData()
     for name in ("b-one", "b-two", "b-three"):

@@ -6,10 +6,10 @@ the three 80-point brokers overloaded and sheds from all of them at once; AvgShe
 with the lowest broker, waits for the second high-threshold hit, then moves half of the pair's traffic
 difference to the 20-point broker ("20,51,52,80,80,80 becomes 50,50,51,52,80,80").
 """
-from strategies import pulsar
-from strategies.pulsar.java_order import java_order
-from strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData
-from strategies.pulsar.resource_usage import ResourceUsage
+from clusteremu.strategies import pulsar
+from clusteremu.base.java import java_order
+from clusteremu.strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData
+from clusteremu.strategies.pulsar.resource_usage import ResourceUsage
 
 MB = 1024 * 1024
 SCORES = {"broker-a": 20, "broker-b": 51, "broker-c": 52, "broker-d": 80, "broker-e": 80, "broker-f": 80}

@@ -3,9 +3,9 @@ import math
 
 import pytest
 
-from strategies import pulsar
-from strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData
-from strategies.pulsar.resource_usage import ResourceUsage
+from clusteremu.strategies import pulsar
+from clusteremu.strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData
+from clusteremu.strategies.pulsar.resource_usage import ResourceUsage
 
 MB = 1024 * 1024
 
@@ -195,7 +195,7 @@ def test_lower_boundary_pass_updates_the_history_a_second_time():
 
 
 def test_two_overloaded_brokers_are_returned_in_hash_map_order():
-    from strategies.pulsar.java_order import java_order
+    from clusteremu.base.java import java_order
 
     load = LoadData()
     names = ["zeta", "alpha", "mid"]

@@ -1,7 +1,7 @@
 """UniformLoadShedder (reference §7.3, §12), including cases transcribed from Pulsar's UniformLoadShedderTest."""
-from strategies import pulsar
-from strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData
-from strategies.pulsar.shedding.uniform_load_shedder import java_double_to_int
+from clusteremu.strategies import pulsar
+from clusteremu.strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData
+from clusteremu.strategies.pulsar.shedding.uniform_load_shedder import java_double_to_int
 
 MB = 1024 * 1024
 
@@ -164,7 +164,7 @@ def test_overloaded_broker_without_bundles_sheds_nothing():
 
 
 def test_ties_pick_the_first_broker_in_map_order():
-    from strategies.pulsar.java_order import java_order
+    from clusteremu.base.java import java_order
 
     load = LoadData()
     for name in ("left", "right"):
@@ -177,7 +177,7 @@ def test_ties_pick_the_first_broker_in_map_order():
 
 
 def test_resource_usage_plays_no_role_only_rates_do():
-    from strategies.pulsar.resource_usage import ResourceUsage
+    from clusteremu.strategies.pulsar.resource_usage import ResourceUsage
 
     load = LoadData()
     add_broker(load, "busy", msg_rate_in=10_000, bundles=["x", "y"], cpu=ResourceUsage(0, 100))

@@ -1,10 +1,10 @@
 """The modular automatic split decision (reference §9.1), including Pulsar's BundleSplitterTaskTest cases."""
 import pytest
 
-from strategies.pulsar.java_order import java_order
-from strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData, NamespaceBundleStats
-from strategies.pulsar.placement.filters import NamespaceIsolationPolicy, NamespacePolicies
-from strategies.pulsar.split.auto_split import (
+from clusteremu.base.java import java_order
+from clusteremu.strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData, NamespaceBundleStats
+from clusteremu.strategies.pulsar.placement.filters import NamespaceIsolationPolicy, NamespacePolicies
+from clusteremu.strategies.pulsar.split.auto_split import (
     BundleSplitDecision,
     check_namespace_bundle_split,
     find_bundles_to_split,

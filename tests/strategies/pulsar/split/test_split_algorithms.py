@@ -3,9 +3,9 @@ import zlib
 
 import pytest
 
-from strategies.pulsar.split import algorithms as a
-from strategies.pulsar.split.algorithms import TopicTraffic
-from strategies.pulsar.split.bundles import FULL_RANGE, BundleRange
+from clusteremu.strategies.pulsar.split import algorithms as a
+from clusteremu.strategies.pulsar.split.algorithms import TopicTraffic
+from clusteremu.strategies.pulsar.split.bundles import FULL_RANGE, BundleRange
 
 MIB = 1024 * 1024
 

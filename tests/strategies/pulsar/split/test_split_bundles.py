@@ -6,7 +6,7 @@ import zlib
 
 import pytest
 
-from strategies.pulsar.split.bundles import (
+from clusteremu.strategies.pulsar.split.bundles import (
     FULL_RANGE,
     BundleRange,
     bundle_for_topic,

@@ -1,0 +1,5 @@
+import sys
+
+from clusteremu.emulator.cli import main
+
+sys.exit(main())
