@@ -9,7 +9,7 @@ from pathlib import Path
 from setuptools import find_namespace_packages, setup
 
 ROOT = Path(__file__).parent
-FOLDERS = ("base", "emulator", "strategies", "agents", "scenarios", "tools")
+FOLDERS = ("base", "emulator", "strategies", "agents", "scenarios", "tools", "systems")
 
 def _subpackages(folder: str) -> list[str]:
     return [p for p in find_namespace_packages(where=folder) if "__pycache__" not in p]

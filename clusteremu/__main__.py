@@ -1,5 +1,5 @@
 import sys
 
-from clusteremu.emulator.cli import main
+from clusteremu.cli import main
 
 sys.exit(main())

@@ -190,6 +190,15 @@ class Agent:
         out["_reply"] = request.body["_call"]
         self.send(request.src, request.kind + "_reply", out)
 
+    def refuse(self, request: Message, body: dict | None = None) -> None:
+        """Answer a ``call`` on behalf of the agent's *host* while the agent's process is down: the host's kernel
+        refuses the connection at once (``send`` is the process's and does nothing while it is down). Only a
+        request made with ``call`` can be refused."""
+        self._msg_seq += 1
+        out = dict(body or {})
+        out["_reply"] = request.body["_call"]
+        self._outbox.append(Message(self.name, request.src, request.kind + "_reply", out, self.env.now, self._msg_seq))
+
     def deliver(self, msg: Message) -> None:
         """Called by the worker at the delivery time; held while a pause is in force."""
         if not self.alive:

@@ -1,6 +1,5 @@
-"""Registry of modelled systems: a scenario's ``scenario.model`` names one.
-
-A model module exposes ``MODEL``, an object with:
+"""Models of the registered systems, as the kernel uses them: a scenario's ``scenario.model`` names a system of
+:mod:`clusteremu.emulator.systems`, whose ``model`` target is an object with:
 
 * ``name``, ``description``;
 * ``sections``: the scenario schema of its own sections (``cluster``, ``workload``, ``strategy``, ``config``,
@@ -15,10 +14,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
-MODELS: dict[str, str] = {
-    "heartbeat": "clusteremu.agents.heartbeat.model",
-    "pulsar": "clusteremu.agents.pulsar.model",
-}
+from . import systems
 
 
 @dataclass(frozen=True)
@@ -31,19 +27,30 @@ class AgentSpec:
     start_at: float = 0.0
 
 
+def model_names() -> tuple[str, ...]:
+    """The names of the registered systems, in name order."""
+    return tuple(systems.systems())
+
+
 def load_model(name: str) -> Any:
-    try:
-        module = MODELS[name]
-    except KeyError:
-        raise KeyError(f"unknown model {name!r}; known: {', '.join(sorted(MODELS))}") from None
-    return importlib.import_module(module).MODEL
+    """The model object of system ``name`` (its event kinds declared); ``KeyError`` listing the known names."""
+    sys_ = systems.system(name)
+    declare_events(name)
+    return systems.load(sys_.model)
+
+
+def declare_events(name: str) -> None:
+    """Import the modules that declare the event kinds of system ``name``."""
+    for module in systems.system(name).events:
+        importlib.import_module(module)
 
 
 def load_all_models() -> None:
-    for name in MODELS:
+    """Load every registered system's model and event kinds (for the catalogue of event kinds)."""
+    for name in systems.systems():
         load_model(name)
 
 
 def resolve_factory(path: str) -> Any:
-    module, _, attr = path.partition(":")
-    return getattr(importlib.import_module(module), attr)
+    """The class named by an :class:`AgentSpec`'s ``factory``."""
+    return systems.load(path)

@@ -7,7 +7,7 @@ unknown keys, wrong types, out-of-range values and unknown strategy names are re
 """
 from __future__ import annotations
 
-import copy
+import fnmatch
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,10 +15,11 @@ from typing import Any, Iterable
 
 from clusteremu.base.errors import InputError
 from clusteremu.emulator.faults import fault_schema
-from clusteremu.emulator.models import MODELS, load_model
+from clusteremu.emulator.models import load_model, model_names
 from clusteremu.emulator.network import DISTRIBUTIONS
 
 from .catalog import builtin_path
+from .paths import set_path
 from .schema import REQUIRED, ArrayOf, Field, SchemaErrors, Table, validate
 
 
@@ -50,13 +51,17 @@ LATENCY = Table(
     check=_check_latency,
 )
 
+#: The longest virtual time a run may cover: a year. Beyond it a run is a mistake (``1e300``), not an experiment.
+MAX_DURATION_S = 365 * 24 * 3600.0
+
 COMMON = {
     "scenario": Table(
         {
             "name": Field("str"),
             "description": Field("str", default=""),
-            "model": Field("str", choices=lambda: tuple(sorted(MODELS))),
-            "duration_s": Field("float", gt=0),
+            "model": Field("str", choices=model_names),
+            "duration_s": Field("float", gt=0, le=MAX_DURATION_S,
+                                doc=f"virtual seconds to run (at most {MAX_DURATION_S:g}: a year)"),
             "seed": Field("int", default=1, ge=0),
             "source": Field("str", default="", doc="where the experiment comes from"),
             "expect": Field("str", default="", doc="what the run should show"),
@@ -115,14 +120,22 @@ def resolve(path_or_name: str) -> Path:
     return builtin
 
 
-def load_scenario(path_or_name: str, overrides: Iterable[str] = ()) -> Scenario:
-    path = resolve(path_or_name)
+def read_raw(path: Path) -> dict[str, Any]:
+    """The parsed TOML of a scenario file; ``InputError`` naming the file for what cannot be read or parsed."""
     try:
-        raw = tomllib.loads(path.read_text())
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as err:
         raise InputError(str(path), f"not valid TOML: {err}") from None
+    except UnicodeDecodeError as err:
+        raise InputError(str(path), f"not UTF-8 text (byte {err.start}: {err.reason}); TOML files are UTF-8") from None
     except OSError as err:
         raise InputError(str(path), f"cannot read: {err.strerror}") from None
+
+
+def load_scenario(path_or_name: str, overrides: Iterable[str] = ()) -> Scenario:
+    """The validated scenario of a file or a built-in name, with ``--set`` style overrides applied."""
+    path = resolve(path_or_name)
+    raw = read_raw(path)
     apply_overrides(raw, overrides)
     return validate_scenario(raw, str(path))
 
@@ -132,24 +145,56 @@ def validate_scenario(raw: dict[str, Any], source: str) -> Scenario:
     schema = dict(COMMON)
     model_name = raw.get("scenario", {}).get("model") if isinstance(raw.get("scenario"), dict) else None
     model = None
-    if model_name in MODELS:
+    if model_name in model_names():
         model = load_model(model_name)
         schema.update(model.sections)
+    elif isinstance(model_name, str):
+        # An unknown model: its sections cannot be judged, so only the header is (one precise message, not a
+        # list of "unknown key" errors for sections the right model would have accepted).
+        header = {"scenario": raw.get("scenario")}
+        try:
+            validate(header, Table({"scenario": COMMON["scenario"]}))
+        except SchemaErrors as err:
+            lines = [f"{source}: {p}: {r}" for p, r in err.problems]
+            raise InputError(source, "invalid scenario\n  " + "\n  ".join(lines)) from None
     else:
-        # Still validate the rest, so the user sees every problem at once.
+        # No model named: still validate the rest, so the user sees every problem at once.
         schema["faults"] = fault_schema()
     spec = Table(schema)
+    source_path = Path(source)
+    base_dir = source_path.parent if source_path.is_file() else None
     try:
-        data = validate(raw, spec)
+        data = validate(raw, spec, base_dir=base_dir)
     except SchemaErrors as err:
         lines = [f"{source}: {p}: {r}" for p, r in err.problems]
         raise InputError(source, "invalid scenario\n  " + "\n  ".join(lines)) from None
-    if model is not None and hasattr(model, "check"):
-        problems = model.check(data)
+    if model is not None:
+        problems = model.check(data) if hasattr(model, "check") else []
+        if not problems and "faults" in data:
+            problems = fault_target_problems(data, [spec.name for spec in model.agents(data)])
         if problems:
             lines = [f"{source}: {p}: {r}" for p, r in problems]
             raise InputError(source, "invalid scenario\n  " + "\n  ".join(lines))
     return Scenario(data, source)
+
+
+def fault_target_problems(data: dict[str, Any], agents: list[str]) -> list[tuple[str, str]]:
+    """Faults that cannot happen as written: an agent glob that matches no agent of the run (a crash of
+    ``broker-9`` in a 6-broker cluster), or a start after the scenario's end."""
+    problems = []
+    end = data["scenario"]["duration_s"]
+    shown = ", ".join(agents[:8]) + (f", ... ({len(agents)} agents)" if len(agents) > 8 else "")
+    for i, f in enumerate(data["faults"]):
+        if f["at"] >= end:
+            problems.append((f"faults[{i}].at", f"{f['at']:g} s is not before the scenario's end "
+                                                f"(scenario.duration_s = {end:g} s)"))
+        globs = [("agents", g) for g in f.get("agents") or ()]
+        for side, group in enumerate(f.get("between") or ()):
+            globs += [(f"between[{side}]", g) for g in group]
+        for key, glob in globs:
+            if not any(fnmatch.fnmatchcase(a, glob) for a in agents):
+                problems.append((f"faults[{i}].{key}", f"{glob!r} matches no agent of this scenario ({shown})"))
+    return problems
 
 
 def apply_overrides(raw: dict[str, Any], overrides: Iterable[str]) -> None:
@@ -162,31 +207,4 @@ def apply_overrides(raw: dict[str, Any], overrides: Iterable[str]) -> None:
             value = tomllib.loads(f"v = {text}")["v"]
         except tomllib.TOMLDecodeError:
             value = text
-        parts = key.strip().split(".")
-        node: Any = raw
-        for i, part in enumerate(parts[:-1]):
-            if isinstance(node, list):
-                node = _index(node, part, item)
-                continue
-            nxt = node.get(part)
-            if nxt is None:
-                nxt = node[part] = {}
-            if not isinstance(nxt, (dict, list)):
-                raise InputError(f"--set {item}", f"{'.'.join(parts[: i + 1])} is a value, not a table")
-            node = nxt
-        last = parts[-1]
-        if isinstance(node, list):
-            idx = _index_pos(node, last, item)
-            node[idx] = value
-        else:
-            node[last] = copy.deepcopy(value)
-
-
-def _index_pos(node: list, part: str, item: str) -> int:
-    if not part.isdigit() or int(part) >= len(node):
-        raise InputError(f"--set {item}", f"{part!r} is not an index of an array of {len(node)}")
-    return int(part)
-
-
-def _index(node: list, part: str, item: str) -> Any:
-    return node[_index_pos(node, part, item)]
+        set_path(raw, key.strip(), value, where=f"--set {item}")

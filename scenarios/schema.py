@@ -8,7 +8,9 @@ problem with its key path (``network.links[1].latency.min_ms``) and the reason.
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 REQUIRED = object()
@@ -24,7 +26,12 @@ class SchemaErrors(Exception):
 
 @dataclass
 class Field:
-    """A value: ``type`` is ``int``, ``float``, ``str``, ``bool``, ``list`` or ``any``."""
+    """A value: ``type`` is ``int``, ``float``, ``str``, ``bool``, ``list``, ``any`` or ``file``.
+
+    A ``file`` is given as a path, relative to the scenario file's folder (or absolute); validation reads it and
+    the value becomes ``{"path": <as given>, "text": <its content>}``, so that the scenario — and the manifest of
+    every run of it — carries what it read: a run directory is self-contained, and ``replay`` and ``analyze`` work
+    from anywhere after the file has changed. A value that is already such a table (a manifest's) is kept."""
 
     type: str
     default: Any = REQUIRED
@@ -64,7 +71,10 @@ class MapOf:
 Spec = Field | Table | ArrayOf | MapOf
 
 _TYPE_NAMES = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
-               "list": "an array", "any": "a value"}
+               "list": "an array", "any": "a value", "file": "a file path"}
+
+#: The folder relative paths of ``file`` fields are resolved against, during one :func:`validate`.
+_FILE_BASE: ContextVar[Path | None] = ContextVar("clusteremu_scenario_file_base", default=None)
 
 
 def _join(path: str, key: str | int) -> str:
@@ -73,9 +83,15 @@ def _join(path: str, key: str | int) -> str:
     return f"{path}.{key}" if path else key
 
 
-def validate(value: Any, spec: Spec, path: str = "") -> Any:
+def validate(value: Any, spec: Spec, path: str = "", *, base_dir: Path | None = None) -> Any:
+    """``value`` checked against ``spec`` with defaults filled in; :class:`SchemaErrors` lists every problem.
+    ``base_dir`` is the folder relative ``file`` paths are read from (the current directory when None)."""
     problems: list[tuple[str, str]] = []
-    out = _validate(value, spec, path, problems)
+    token = _FILE_BASE.set(base_dir)
+    try:
+        out = _validate(value, spec, path, problems)
+    finally:
+        _FILE_BASE.reset(token)
     if problems:
         raise SchemaErrors(problems)
     return out
@@ -126,8 +142,31 @@ def _validate(value: Any, spec: Spec, path: str, problems: list[tuple[str, str]]
     return _field(value, spec, path, problems)
 
 
+def _file(value: Any, path: str, problems: list[tuple[str, str]]) -> Any:
+    if isinstance(value, dict) and set(value) == {"path", "text"} and all(isinstance(v, str) for v in value.values()):
+        return value
+    if not isinstance(value, str) or not value:
+        problems.append((path, f"expected {_TYPE_NAMES['file']}, got {_describe(value)}"))
+        return value
+    file = Path(value)
+    base = _FILE_BASE.get()
+    if not file.is_absolute() and base is not None:
+        file = base / file
+    try:
+        return {"path": value, "text": file.read_text(encoding="utf-8")}
+    except FileNotFoundError:
+        problems.append((path, f"no such file: {file}"))
+    except UnicodeDecodeError as err:
+        problems.append((path, f"{file} is not UTF-8 text (byte {err.start})"))
+    except OSError as err:
+        problems.append((path, f"cannot read {file}: {err.strerror}"))
+    return value
+
+
 def _field(value: Any, spec: Field, path: str, problems: list[tuple[str, str]]) -> Any:
     ty = spec.type
+    if ty == "file":
+        return _file(value, path, problems)
     ok = (
         ty == "any"
         or (ty == "int" and isinstance(value, int) and not isinstance(value, bool))

@@ -1,13 +1,21 @@
-"""Cross-run comparison: runs grouped by strategy (or any scenario key), their figures side by side, and the
-rating table of BIGO's AvgShedder article computed from them.
+"""Cross-run comparison: runs grouped by strategy (or any scenario key), their figures side by side, and each
+system's rating table computed from them.
 
 The per-run figures come from each run's ``summary.json`` (``clusteremu analyze``); runs without one are analysed
 first, together, in one Spark job. Grouping and rating then reduce a few numbers per run, which needs no Spark.
 
-The rating (:func:`rate`) grades each group on the article's five criteria — adapting to heterogeneous brokers,
-to load jitter, over-loading, over-unloading, and balancing speed — as ``good`` / ``fair`` / ``poor`` (the
-article's 良 / 一般 / 差), each with the figure behind the grade. :class:`RatingRules` holds the thresholds and
-which runs exercise each criterion; docs/rating.md gives the rules and how the defaults were calibrated.
+Components:
+
+* :class:`RunSummary`, :func:`load_summaries`: the runs as ``compare`` reads them;
+* :func:`label_of`, :func:`group_runs`, :class:`Group`: grouping by strategy, scenario, seed, model, run or a
+  scenario key;
+* :class:`Rating` (a protocol) and :class:`Criterion`: what a system declares to grade strategies (its
+  ``rating`` target in :mod:`clusteremu.emulator.systems`); :func:`rating_for`, :func:`ratings`,
+  :func:`rating_rows` apply them, each to the runs of its own system;
+* :func:`comparison`, :func:`headline_columns`, :func:`to_csv`: what ``clusteremu compare`` prints.
+
+A strategy label is the system's own (:meth:`Rating.strategy_label`); a system without a rating gets a generic
+one (:func:`clusteremu.tools.analysis.runs.strategy_label`). docs/rating.md gives the built-in ratings.
 """
 from __future__ import annotations
 
@@ -16,13 +24,17 @@ import fnmatch
 import io
 import json
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 from clusteremu.base.errors import InputError
+from clusteremu.emulator import systems
 from clusteremu.tools.analysis.encoding import number
 from clusteremu.tools.analysis.runs import scenario_value, strategy_label
+
+if TYPE_CHECKING:
+    from clusteremu.tools.analysis.options import AnalysisOptions
 
 #: ``--by`` values that are not scenario key paths.
 SPECIAL_KEYS = ("strategy", "scenario", "seed", "model", "run")
@@ -82,7 +94,7 @@ def load_summaries(
     run_dirs: Sequence[str | Path],
     *,
     master: str | None = None,
-    options: Any = None,
+    options: "AnalysisOptions | None" = None,
     analyze_missing: bool = True,
 ) -> list[RunSummary]:
     """The summaries of ``run_dirs`` (``RUN/analysis/summary.json``), analysing first the runs that lack one."""
@@ -121,7 +133,7 @@ def _manifest(run_dir: Path) -> dict[str, Any]:
 
 # -- grouping ----------------------------------------------------------------------------------------------------
 def label_of(run: RunSummary, by: str) -> str:
-    """The group label of a run for ``by``: ``strategy`` (``<shedding>+<placement>``), ``scenario``, ``seed``,
+    """The group label of a run for ``by``: ``strategy`` (its system's label), ``scenario``, ``seed``,
     ``model``, ``run``, or a dotted scenario key path (``cluster.brokers``); several, comma-separated, join as
     ``key=value`` pairs."""
     keys = [k.strip() for k in by.split(",") if k.strip()]
@@ -131,7 +143,7 @@ def label_of(run: RunSummary, by: str) -> str:
         return " ".join(f"{k}={label_of(run, k)}" for k in keys)
     key = keys[0]
     if key == "strategy":
-        return strategy_label(run.scenario)
+        return strategy_label(run.scenario, run.model)
     if key == "scenario":
         return run.name
     if key == "seed":
@@ -146,8 +158,22 @@ def label_of(run: RunSummary, by: str) -> str:
     return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
 
 
+def check_by(runs: Sequence[RunSummary], by: str) -> None:
+    """Refuse (``InputError``) a ``--by`` key that is neither one of :data:`SPECIAL_KEYS` nor a key path that any
+    of the runs' scenarios has: it would lump every run into ``(unset)``."""
+    for key in (k.strip() for k in by.split(",")):
+        if not key or key in SPECIAL_KEYS:
+            continue
+        if not any(scenario_value(r.scenario, key) is not None for r in runs):
+            sections = sorted({k for r in runs for k in r.scenario if isinstance(r.scenario.get(k), dict)})
+            raise InputError(f"--by {key}", f"no run's scenario has this key; known: {', '.join(SPECIAL_KEYS)}, or a "
+                                            f"key path under {', '.join(sections) or 'the scenario'} (e.g. cluster.brokers)")
+
+
 def group_runs(runs: Sequence[RunSummary], by: str | Callable[[RunSummary], str] = "strategy") -> list[Group]:
-    """Runs grouped by label, groups in order of first appearance."""
+    """Runs grouped by label, groups in order of first appearance; a ``by`` key that no run has is refused."""
+    if isinstance(by, str):
+        check_by(runs, by)
     label = (lambda r: label_of(r, by)) if isinstance(by, str) else by
     groups: dict[str, Group] = {}
     for r in runs:
@@ -156,15 +182,10 @@ def group_runs(runs: Sequence[RunSummary], by: str | Callable[[RunSummary], str]
     return list(groups.values())
 
 
-# -- the rating table --------------------------------------------------------------------------------------------
-#: Scenario globs of the article's experiments that start from, or step into, an unbalanced cluster of equal
-#: machines, run for every strategy pair: where over-loading, over-unloading and balancing speed are judged.
-STEP_CHANGES = ("*-homogeneous", "*-scale-in")
-
-
+# -- ratings ---------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Criterion:
-    """One column of the rating table. With ``higher_is_better`` false a figure is ``good`` up to ``good``,
+    """One column of a rating table. With ``higher_is_better`` false a figure is ``good`` up to ``good``,
     ``fair`` up to ``fair``, else ``poor``; with it true, ``good`` from ``good`` up, ``fair`` from ``fair`` up.
     ``scenarios`` are globs on scenario names selecting the runs that exercise the criterion; a group without
     such runs has no grade for it (empty ``scenarios``: every run counts)."""
@@ -186,148 +207,85 @@ class Criterion:
         return not self.scenarios or any(fnmatch.fnmatchcase(scenario, g) for g in self.scenarios)
 
 
-@dataclass(frozen=True)
-class RatingRules:
-    """Thresholds of the rating table, calibrated on the figures of BIGO's article (docs/rating.md)."""
+@runtime_checkable
+class Rating(Protocol):
+    """A system's comparison rules: the ``rating`` target of its :class:`clusteremu.emulator.systems.System`.
 
-    heterogeneous: Criterion = Criterion(
-        "msg rate of the strongest broker / mean msg rate of the others, at the end", 2.0, 1.2, ("*-heterogeneous",), True
-    )
-    jitter: Criterion = Criterion("shedding unloads per hour in the settle window", 1.0, 6.0, ("*-jitter",))
-    over_loading: Criterion = Criterion("% of placements after shedding on an above-average broker", 10.0, 20.0, STEP_CHANGES)
-    over_unloading: Criterion = Criterion(
-        "% of shedding rounds that made their broker the least loaded by over 2 score points", 10.0, 20.0, STEP_CHANGES
-    )
-    speed: Criterion = Criterion(
-        "minutes from the load step to the last shedding unload (still unloading at the end: until the end)",
-        12.0, 30.0, STEP_CHANGES,
-    )
-    #: Score points by which a shed broker must end below every other broker to count as over-unloaded: the
-    #: load reports' own noise (about ±1 point), so that a pair left even by AvgShedder is balance.
-    least_margin: float = 2.0
-
-    def criteria(self) -> dict[str, Criterion]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.type in ("Criterion", Criterion)}
-
-
-def _ratio_pct(runs: Iterable[RunSummary], num: str, den: str) -> float | None:
-    pairs = [(r.figure(num), r.figure(den)) for r in runs]
-    pairs = [(n, d) for n, d in pairs if n is not None and d is not None]
-    if not pairs:
-        return None
-    total = sum(d for _n, d in pairs)
-    return 100.0 * sum(n for n, _d in pairs) / total if total else 0.0
-
-
-def over_unloading_pct(runs: Iterable[RunSummary], margin: float) -> float | None:
-    """100 × rounds that over-unloaded their broker / determined rounds, pooled, from each run's
-    ``over_unloading.rounds_detail``: the broker was above the others' mean before the round and ended more
-    than ``margin`` points below every other broker."""
-    events = determined = 0
-    seen = False
-    for r in runs:
-        detail = r.figures.get("over_unloading", {}).get("rounds_detail")
-        if not isinstance(detail, list):
-            continue
-        seen = True
-        for d in detail:
-            if not isinstance(d, dict) or d.get("over_unloaded") is None:
-                continue
-            determined += 1
-            before, mean, after, least = (number(d.get(k)) for k in ("score_before", "others_mean_before", "score_after", "others_min_after"))
-            if None not in (before, mean, after, least) and before > mean and after < least - margin:
-                events += 1
-    if not seen:
-        return None
-    return 100.0 * events / determined if determined else 0.0
-
-
-def _mean(values: Iterable[float | None]) -> float | None:
-    vals = [v for v in values if v is not None and not math.isnan(v)]
-    return sum(vals) / len(vals) if vals else None
-
-
-def _end_s(run: RunSummary) -> float | None:
-    return number(run.summary.get("run", {}).get("end_s"))
-
-
-def step_time_s(run: RunSummary) -> float:
-    """When the run's load step happens: the start of its first fault (a scale-in or -out), else 0 (the load
-    tasks start together)."""
-    starts = [number(f.get("start_s")) for f in run.figures.get("faults", []) if isinstance(f, dict)]
-    starts = [s for s in starts if s is not None]
-    return min(starts) if starts else 0.0
-
-
-def speed_minutes(run: RunSummary) -> float | None:
-    """Minutes from the load step to the last shedding unload (``settle.quiet_time_s``; 0 when nothing moved
-    after the step); a run whose shedding had not stopped for a whole settle window counts until its end."""
-    settle = run.figures.get("settle")
-    if not isinstance(settle, dict):
-        return None
-    quiet = number(settle.get("quiet_time_s"))
-    if quiet is None:
-        quiet = _end_s(run)
-        if quiet is None:
-            return None
-    return max(0.0, quiet - step_time_s(run)) / 60.0
-
-
-def strongest_share(run: RunSummary) -> float | None:
-    """The msg rate (in + out) of the broker with the most cores over the mean msg rate of the other brokers,
-    each at its latest load report (``broker_load.parquet``); None when the brokers are all alike."""
-    import pandas as pd
-
-    from clusteremu.tools.analysis import ANALYSIS_DIR
-
-    cluster = run.scenario.get("cluster", {}) if isinstance(run.scenario.get("cluster"), dict) else {}
-    base = number((cluster.get("machine") or {}).get("cores"))
-    base = 8.0 if base is None else base
-    cores = {b: number((m or {}).get("cores")) or base for b, m in (cluster.get("machines") or {}).items()}
-    if not cores or max(cores.values()) <= base:
-        return None
-    strongest = max(sorted(cores), key=lambda b: cores[b])
-    path = run.dir / ANALYSIS_DIR / "broker_load.parquet"
-    if not path.exists():
-        return None
-    load = pd.read_parquet(path, columns=["t", "broker", "msg_rate"]).sort_values("t", kind="stable")
-    latest = load.groupby("broker")["msg_rate"].last()
-    others = latest.drop(strongest, errors="ignore")
-    if strongest not in latest or others.empty or others.mean() <= 0:
-        return None
-    return float(latest[strongest] / others.mean())
-
-
-#: How each criterion's figure is computed from a group's runs (the selected ones) and the rules.
-FIGURES: dict[str, Callable[[Sequence[RunSummary], RatingRules], float | None]] = {
-    "heterogeneous": lambda runs, _rules: _mean(strongest_share(r) for r in runs),
-    "jitter": lambda runs, _rules: _mean(r.figure("unloads.window_per_hour") for r in runs),
-    "over_loading": lambda runs, _rules: _ratio_pct(runs, "over_loading.events", "over_loading.after_shedding"),
-    "over_unloading": lambda runs, rules: over_unloading_pct(runs, rules.least_margin),
-    "speed": lambda runs, _rules: _mean(speed_minutes(r) for r in runs),
-}
-
-
-def rate(groups: Sequence[Group], rules: RatingRules = RatingRules()) -> dict[str, Any]:
-    """The rating table: ``{"rows": [{"strategy": label, "criteria": {name: {"grade", "figure", "unit"}}}]}``.
-
-    Only Pulsar runs are rated (the criteria are load-balancing figures); a criterion that none of the group's
-    selected runs gives a figure for is left out of that row.
+    * ``title``: the heading of its rating table;
+    * ``criteria()``: criterion name → :class:`Criterion` (the table's columns, in order, with their units);
+    * ``rate(groups)``: one row per group — ``{"strategy": group label, "criteria": {name: {"grade", "figure",
+      "unit"}}}`` — grading the group's runs of the system (a criterion without a figure is left out);
+    * ``strategy_label(scenario)``: the label a run of the system is grouped under by ``--by strategy`` (and
+      that ``summary.json`` records), from its scenario.
     """
+
+    title: str
+
+    def criteria(self) -> Mapping[str, Criterion]: ...
+
+    def rate(self, groups: Sequence[Group]) -> list[dict[str, Any]]: ...
+
+    def strategy_label(self, scenario: Mapping[str, Any]) -> str: ...
+
+
+class CriteriaRules(Protocol):
+    """What :class:`RuleRating` reads of a system's rules: its criteria."""
+
+    def criteria(self) -> Mapping[str, Criterion]: ...
+
+
+@dataclass(frozen=True)
+class RuleRating:
+    """A :class:`Rating` made of a system's rules, the function that grades groups with them and the function that
+    labels a run's strategy: what a system declares instead of writing the protocol's methods itself."""
+
+    title: str
+    rules: CriteriaRules
+    grade_groups: Callable[[Sequence[Group], Any], list[dict[str, Any]]]
+    label: Callable[[Mapping[str, Any]], str]
+
+    def criteria(self) -> Mapping[str, Criterion]:
+        return self.rules.criteria()
+
+    def rate(self, groups: Sequence[Group]) -> list[dict[str, Any]]:
+        return self.grade_groups(groups, self.rules)
+
+    def strategy_label(self, scenario: Mapping[str, Any]) -> str:
+        return self.label(scenario)
+
+
+def rating_for(model: str) -> Rating | None:
+    """The rating of system ``model`` (None for a system without one, or a model no system has)."""
+    try:
+        target = systems.system(model).rating
+    except KeyError:
+        return None
+    return None if target is None else systems.load(target)
+
+
+def ratings() -> dict[str, Rating]:
+    """Every registered system's rating, by system name (in name order)."""
+    out = {}
+    for name in systems.systems():
+        rating = rating_for(name)
+        if rating is not None:
+            out[name] = rating
+    return out
+
+
+def rating_rows(runs: Sequence[RunSummary]) -> list[dict[str, Any]]:
+    """The rating table of ``runs``: one row per strategy label (in order of first appearance), each graded by
+    the rating of the system of its runs (a group without a rated system's runs has no criteria)."""
     rows = []
-    for g in groups:
-        pulsar = [r for r in g.runs if r.model == "pulsar"]
+    for g in group_runs(runs, "strategy"):
         criteria: dict[str, Any] = {}
-        for name, crit in rules.criteria().items():
-            runs = [r for r in pulsar if crit.selects(r.name)]
-            if not runs:
-                continue
-            figure = FIGURES[name](runs, rules)
-            if figure is None or math.isnan(figure):
-                continue
-            criteria[name] = {"grade": crit.grade(figure), "figure": figure, "unit": crit.unit}
+        for model in g.models:
+            rating = rating_for(model)
+            if rating is not None:
+                (row,) = rating.rate([Group(g.label, [r for r in g.runs if r.model == model])])
+                criteria.update(row["criteria"])
         rows.append({"strategy": g.label, "criteria": criteria})
-    return {"rows": rows}
+    return rows
 
 
 # -- the comparison table ----------------------------------------------------------------------------------------
@@ -342,9 +300,9 @@ def headline_columns(groups: Sequence[Group]) -> list[Any]:
     return list(seen.values())
 
 
-def comparison(groups: Sequence[Group], by: str, rules: RatingRules = RatingRules()) -> dict[str, Any]:
+def comparison(groups: Sequence[Group], by: str) -> dict[str, Any]:
     """Everything ``clusteremu compare`` shows, as a JSON-ready dict: ``by``, ``groups`` (label, runs, mean of
-    each headline figure) and the rating table's ``rows``."""
+    each headline figure) and the rating tables' ``rows`` (:func:`rating_rows`)."""
     cols = headline_columns(groups)
     out_groups = []
     for g in groups:
@@ -357,16 +315,22 @@ def comparison(groups: Sequence[Group], by: str, rules: RatingRules = RatingRule
                 "figures": {h.path: g.mean(h.path) for h in cols},
             }
         )
-    # The rating table is per strategy pair whatever the grouping of the figures (a sweep groups by point).
+    # The rating table is per strategy whatever the grouping of the figures (a sweep groups by point).
     every_run = [r for g in groups for r in g.runs]
-    return {"by": by, "groups": out_groups, **rate(group_runs(every_run, "strategy"), rules)}
+    return {"by": by, "groups": out_groups, "rows": rating_rows(every_run)}
+
+
+def rating_columns() -> list[str]:
+    """The criteria of every registered rating, in system name order: the rating columns of the CSV (the same
+    for every comparison, so that CSV files of one installation line up)."""
+    return list(dict.fromkeys(name for rating in ratings().values() for name in rating.criteria()))
 
 
 def to_csv(result: Mapping[str, Any]) -> str:
     """One line per group: label, runs, each headline figure, then each criterion's grade and figure."""
     groups = result["groups"]
     paths = list(groups[0]["figures"]) if groups else []
-    crit = list(RatingRules().criteria())
+    crit = rating_columns()
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["group", "runs", *paths, *[f"{c}.{k}" for c in crit for k in ("grade", "figure")]])
@@ -386,3 +350,55 @@ def _csv(v: Any) -> str:
     if isinstance(v, float):
         return repr(v) if math.isfinite(v) else ("inf" if v > 0 else "-inf" if v < 0 else "nan")
     return str(v)
+
+
+# -- the source article's figures beside the runs' --------------------------------------------------------------
+@runtime_checkable
+class ArticleTables(Protocol):
+    """Optional part of a system's :class:`Rating`: the measured figures of the article its rating follows,
+    beside the same figures computed from runs. ``article(runs)`` gets the system's runs (all seeds of a sweep)
+    and returns tables, each ``{"title", "columns", "rows", "notes"}`` (rows of strings, one per column; any
+    other key, such as ``data``, travels to ``--format json`` untouched)."""
+
+    def article(self, runs: Sequence[RunSummary]) -> list[dict[str, Any]]: ...
+
+
+def article_tables(runs: Sequence[RunSummary]) -> list[dict[str, Any]]:
+    """The article tables of every system among ``runs`` whose rating has them (:class:`ArticleTables`), each
+    computed from that system's runs only, systems in name order."""
+    out: list[dict[str, Any]] = []
+    for model in sorted({r.model for r in runs}):
+        rating = rating_for(model)
+        if isinstance(rating, ArticleTables):
+            out += rating.article([r for r in runs if r.model == model])
+    return out
+
+
+def find_run_dirs(paths: Sequence[str | Path]) -> list[Path]:
+    """Run directories: each path that holds a ``manifest.json``, or every run below it (a sweep's output)."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if (p / "manifest.json").exists():
+            out.append(p)
+        elif p.is_dir():
+            out += sorted(m.parent for m in p.rglob("manifest.json"))
+        else:
+            raise InputError(str(p), "no such run or sweep directory")
+    if not out:
+        raise InputError(" ".join(map(str, paths)), "no run directory (with a manifest.json) found")
+    return list(dict.fromkeys(out))
+
+
+def tables_markdown(tables: Sequence[Mapping[str, Any]]) -> str:
+    """Tables as GitHub markdown: a heading, the table, its notes."""
+    def cell(v: Any) -> str:
+        return str(v).replace("|", "\\|").replace("\n", " ")
+
+    parts = []
+    for t in tables:
+        lines = [f"### {t['title']}", "", "| " + " | ".join(cell(c) for c in t["columns"]) + " |",
+                 "|" + "---|" * len(t["columns"])]
+        lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in t["rows"]]
+        lines += [""] + [f"*{cell(n)}*" for n in t.get("notes", [])]
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"

@@ -9,8 +9,8 @@ filesystem on a cluster). The finished runs are then analysed in one Spark job a
 
 Run directories: ``OUT/<scenario>/<key=value,...>/seed-<n>`` (without the grid level when there is no grid).
 
-Suites are named lists of built-in scenarios, in :data:`SUITES`; add one there (a test checks that every
-scenario of every suite exists).
+Suites are named lists of built-in scenarios that each system declares (``System.suites``); :func:`suites` gathers
+them (a test checks that every scenario of every suite exists).
 """
 from __future__ import annotations
 
@@ -22,44 +22,27 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from itertools import product
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from clusteremu.base.errors import InputError
+from clusteremu.emulator import systems
+from clusteremu.emulator.systems import Suite
+
+if TYPE_CHECKING:
+    from clusteremu.tools.analysis.options import AnalysisOptions
 
 
-@dataclass(frozen=True)
-class Suite:
-    """A named list of built-in scenarios swept together."""
-
-    scenarios: tuple[str, ...]
-    description: str
-
-
-#: The suites ``clusteremu sweep --suite NAME`` knows. Extend freely: names must be built-in scenarios.
-SUITES: dict[str, Suite] = {
-    "kernel": Suite(("kernel-heartbeat",), "the kernel's own heartbeat model"),
-    "article-avgshedder": Suite(
-        (
-            "threshold-homogeneous", "threshold-scale-in", "threshold-heterogeneous", "threshold-jitter",
-            "uniform-homogeneous", "uniform-scale-in", "uniform-heterogeneous", "uniform-jitter",
-            "avgshedder-homogeneous", "avgshedder-scale-in", "avgshedder-heterogeneous", "avgshedder-jitter",
-            "avgshedder-cpu-spike", "avgshedder-scale-out", "avgshedder-hash-corner-case",
-        ),
-        "BIGO's AvgShedder article (shared/seeds/000): each strategy pair of its rating table on the homogeneous "
-        "start, the scale-in, the heterogeneous cluster and the jitter topic, and AvgShedder's own experiments",
-    ),
-    "pulsar-pathologies": Suite(
-        ("gc-fixed-rate-infinite-cpu", "gc-fixed-delay-finite-cpu", "lookup-storm-broker-crash"),
-        "reported Pulsar load-balancing pathologies (infinite CPU after a GC pause with fixed-rate sampling, and "
-        "its fixed-delay fix) and the lookup storm after a broker crash",
-    ),
-    "pulsar-mechanisms": Suite(
-        ("slides-overload-shedder", "slides-threshold-shedder", "slides-uniform-load-shedder",
-         "rolling-restart-modular", "rolling-restart-extensible"),
-        "load-manager mechanisms of the Pulsar slides (shared/seeds/001): the three shedders on the slides' 3-broker "
-        "example, and the modular and the extensible load manager on the same rolling restart (client reconnect time)",
-    ),
-}
+def suites() -> dict[str, Suite]:
+    """Every registered system's sweep suites by name (``clusteremu sweep --suite NAME``)."""
+    out: dict[str, Suite] = {}
+    for sys_ in systems.systems().values():
+        if sys_.suites is None:
+            continue
+        for name, suite in systems.load(sys_.suites).items():
+            if name in out:
+                raise ValueError(f"sweep suite {name!r} is declared by two systems")
+            out[name] = suite
+    return dict(sorted(out.items()))
 
 
 @dataclass(frozen=True)
@@ -326,7 +309,7 @@ def sweep(
     jobs: int | None = None,
     until: float | None = None,
     by: str = "point",
-    options: Any = None,
+    options: "AnalysisOptions | None" = None,
     progress: bool = True,
 ) -> SweepResult:
     """Run ``points`` (locally, or as Spark tasks on ``spark_master``), analyse the runs that finished in one

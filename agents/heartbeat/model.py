@@ -6,12 +6,23 @@ from typing import Any
 from clusteremu.emulator import faults
 from clusteremu.emulator.executor import MODES
 from clusteremu.emulator.models import AgentSpec
+from clusteremu.emulator.jvm import JVM_FAULTS
 from clusteremu.emulator.network import Condition
-from clusteremu.scenarios.schema import Field, Table
+from clusteremu.scenarios.schema import ArrayOf, Field, Table
+
+from clusteremu.agents.common.jvm import JVM_FAULT_FIELDS, complete_jvm_fault, gc_table
 
 from . import member, monitor  # noqa: F401  (declares their event kinds)
 
 MONITOR = "monitor"
+
+
+def _fault_schema() -> ArrayOf:
+    """The kernel's fault kinds and the JVM's (members are JVMs: ``gc_storm``)."""
+    arr = faults.fault_schema(faults.KERNEL_FAULTS + JVM_FAULTS, JVM_FAULT_FIELDS)
+    kernel_check = arr.item.check
+    arr.item.check = lambda entry: complete_jvm_fault(entry) + kernel_check(entry)
+    return arr
 
 
 class HeartbeatModel:
@@ -21,15 +32,7 @@ class HeartbeatModel:
         "cluster": Table(
             {
                 "members": Field("int", default=3, ge=1, le=100_000),
-                "gc": Table(
-                    {
-                        "young_every_s": Field("float", default=0.0, ge=0, doc="mean time between young pauses; 0 = none"),
-                        "young_pause_ms": Field("float", default=20.0, gt=0, doc="median young pause"),
-                        "full_every_s": Field("float", default=0.0, ge=0, doc="mean time between full pauses; 0 = none"),
-                        "full_pause_s": Field("float", default=2.0, gt=0, doc="median full pause"),
-                        "sigma": Field("float", default=0.3, ge=0, doc="lognormal shape of pause lengths"),
-                    }
-                ),
+                "gc": gc_table(young_pause_ms=20.0),
             }
         ),
         "workload": Table(
@@ -40,7 +43,7 @@ class HeartbeatModel:
                 "check_interval_s": Field("float", default=1.0, gt=0),
             }
         ),
-        "faults": faults.fault_schema(),
+        "faults": _fault_schema(),
     }
 
     def agents(self, scenario: dict[str, Any]) -> list[AgentSpec]:

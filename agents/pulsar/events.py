@@ -4,7 +4,9 @@ Units: times in seconds of virtual time; resource usages in percent of the limit
 (``cpu`` may be +inf or NaN exactly when the broker's own computation gives that); message rates in msg/s;
 throughputs in bytes/s; ``score`` is the broker's weighted max resource usage × 100 (Pulsar's 4-argument
 ``getMaxResourceUsageWithWeight``), the figure ThresholdShedder, AvgShedder and the article's Grafana panels use.
-Agent names: brokers ``broker-<i>``, the metadata store ``metadata-store``, client groups ``client-<i>``.
+Agent names: brokers ``broker-<i>``, the metadata store ``metadata-store``, client groups ``client-<i>``. The
+store's own kinds (``store_session_expired``, ``leader_vacant``, ``store_latency_changed``) are the kernel's
+(:mod:`clusteremu.emulator.metadata_store`).
 """
 from __future__ import annotations
 
@@ -12,15 +14,7 @@ from clusteremu.emulator.trace.kinds import declare
 
 _M = __name__
 
-# -- metadata store -------------------------------------------------------------------------------------------
-declare("store_session_expired", "The store expired a client's session (no heartbeat for the session timeout); its "
-        "ephemeral nodes are deleted.", _M, session="str", owner="str", silent_s="float")
-declare("leader_vacant", "The leader node was deleted (the leader's session expired or it resigned): no leader "
-        "until the next `leader_elected`.", _M, previous="str")
-
 # -- brokers: election and reporting ---------------------------------------------------------------------------
-declare("leader_elected", "This broker won the leader election; `previous` is the last leader or \"\".", _M,
-        previous="str")
 declare("host_usage_sampled", "The broker sampled its host usage (LinuxBrokerHostUsageImpl): `cpu` is the "
         "percentage computed from two cumulative CPU-time samples over `elapsed_s`, the elapsed time as the broker "
         "measures it.", _M, cpu="float", elapsed_s="float", bandwidth_in="float", bandwidth_out="float")
@@ -78,7 +72,5 @@ declare("load_report_lost", "A `report_loss` fault made this load-report write f
         "later run of its report task.", _M, reason="str")
 declare("load_report_delayed", "A `report_loss` fault delays this load-report write (the `load_report` just "
         "before) by `extra_s`.", _M, extra_s="float")
-declare("store_latency_changed", "The metadata store's operation latency changed (a `store_latency` fault began "
-        "or ended).", _M, op_latency_ms="float")
 declare("rolling_restart_done", "The last broker of a rolling restart is back (booted); `brokers` were restarted.",
         _M, brokers="int")

@@ -24,8 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generator
 
-import numpy as np
-
 from clusteremu.emulator.messages import Message
 from clusteremu.emulator.trace.kinds import declare
 from clusteremu.strategies import pulsar
@@ -36,7 +34,7 @@ from .extensible_reporting import LOAD_DATA_PREFIX
 from .store import BROKERS_PREFIX
 
 if TYPE_CHECKING:
-    from .broker import Broker
+    from .port import BrokerPort
 
 CHANNEL_PREFIX = "/loadbalance/service-unit-state/"
 
@@ -76,7 +74,7 @@ class UnitRecord:
 class ServiceUnitChannel:
     """A broker's table view of the channel and its handlers (see the module docstring)."""
 
-    def __init__(self, broker: "Broker") -> None:
+    def __init__(self, broker: "BrokerPort") -> None:
         self.b = broker
         self.view: dict[str, UnitRecord] = {}
         self._waiters: dict[str, list] = {}
@@ -87,7 +85,7 @@ class ServiceUnitChannel:
     # -- table view -----------------------------------------------------------------------------------------
     def start(self) -> Generator:
         """Tail the channel: the snapshot first, then every change as a notification."""
-        r = yield from self.b._store("watch", {"prefix": CHANNEL_PREFIX})
+        r = yield from self.b.store.op("watch", {"prefix": CHANNEL_PREFIX})
         if r is None:
             return
         for path, data in sorted(r["nodes"].items()):
@@ -101,7 +99,7 @@ class ServiceUnitChannel:
         else:
             self.view[bundle] = record
         self._wake(bundle)
-        if record is None or not self.b.alive or self.b.session is None:
+        if record is None or not self.b.alive or not self.b.store.is_open:
             return
         me = self.b.name
         if record.state is ServiceUnitState.Assigning and record.dst == me:
@@ -110,9 +108,9 @@ class ServiceUnitChannel:
             self.b.spawn(self._release(bundle, record))
         elif record.state is ServiceUnitState.Owned and record.src == me:
             self._disconnect_held(bundle, record.dst)
-        elif record.state is ServiceUnitState.Owned and record.dst != me and bundle in self.b.owned:
+        elif record.state is ServiceUnitState.Owned and record.dst != me and bundle in self.b.ownership.owned:
             # Someone else owns it now (an override after this broker was thought gone): stop serving it.
-            self.b._release(bundle, reason="orphaned", destination=record.dst, delete=False)
+            self.b.ownership.release(bundle, reason="orphaned", destination=record.dst, delete=False)
 
     def owners(self) -> dict[str, str]:
         """Bundle → owner, for the bundles the view has as Owned."""
@@ -128,14 +126,14 @@ class ServiceUnitChannel:
             return {"ok": False, "invalid": True}  # a stale view: the channel's conflict check refuses it
         record = UnitRecord(state, dst, src, version, reason)
         op = "create" if create else "set"
-        r = yield from self.b._store(op, {"path": CHANNEL_PREFIX + bundle, "data": record.to_dict()})
+        r = yield from self.b.store.op(op, {"path": CHANNEL_PREFIX + bundle, "data": record.to_dict()})
         if r is not None and r.get("ok"):
             self.b.emit("service_unit_state", bundle=bundle, state=state.value, src=src, dst=dst, reason=reason)
         return r
 
     def publish_free(self, bundle: str, src: str, reason: str) -> Generator:
         """``Free``: the record is deleted (a tombstone), so the bundle can be assigned afresh."""
-        r = yield from self.b._store("delete", {"path": CHANNEL_PREFIX + bundle})
+        r = yield from self.b.store.op("delete", {"path": CHANNEL_PREFIX + bundle})
         if r is not None and r.get("ok"):
             self.b.emit("service_unit_state", bundle=bundle, state=ServiceUnitState.Free.value, src=src, dst="",
                         reason=reason)
@@ -148,37 +146,31 @@ class ServiceUnitChannel:
             return None
         if not r["ok"]:
             return r["data"]["dst"]
-        self._own(bundle, via="initial")
+        self.b.ownership.own(bundle, via="initial")
         return self.b.name
 
     def _take(self, bundle: str, record: UnitRecord) -> Generator:
         if self.b.stopping:
             return
-        self._own(bundle, via="transfer" if record.src else "assign")
+        self.b.ownership.own(bundle, via="transfer" if record.src else "assign")
         yield from self.publish(bundle, ServiceUnitState.Owned, self.b.name, record.src, record.reason)
-
-    def _own(self, bundle: str, via: str) -> None:
-        from .broker import Ownership
-
-        if bundle not in self.b.owned:
-            self.b.owned[bundle] = Ownership(task_counts=np.zeros(len(self.b.workload.tasks)))
-            self.b.emit("bundle_owned", bundle=bundle, via=via)
 
     def _release(self, bundle: str, record: UnitRecord) -> Generator:
         b = self.b
+        ownership = b.ownership
         transfer = bool(record.dst)
-        if bundle in b.owned:
+        if bundle in ownership.owned:
             if transfer:
                 # The topics close here: the bundle's traffic leaves this broker now, but the clients stay
                 # connected (multi-phase unload) and are told the new owner once it owns the bundle.
-                own = b.owned.pop(bundle)
-                b._advance_machine()
-                b.task_counts -= own.task_counts
+                own = ownership.owned.pop(bundle)
+                b.usage.advance()
+                ownership.task_counts -= own.task_counts
                 self._held_clients[bundle] = (dict(own.topics), record.dst)
                 b.emit("bundle_unloaded", bundle=bundle, destination=record.dst,
                        reason="shutdown" if record.reason == "shutdown" else "shedding", topics=len(own.topics))
             else:
-                b._release(bundle, reason="shedding", destination="", delete=False)
+                ownership.release(bundle, reason="shedding", destination="", delete=False)
         if transfer:
             yield from self.publish(bundle, ServiceUnitState.Assigning, record.dst, b.name, record.reason)
         else:
@@ -212,14 +204,14 @@ class ServiceUnitChannel:
         The selection reads the brokers' registry and ``BrokerLoadData`` once, as this broker's own table views
         would show them (every broker can run ``selectAsync``, not only the channel owner)."""
         b = self.b
-        registry = yield from b._store("list", {"prefix": BROKERS_PREFIX})
-        loads = yield from b._store("list", {"prefix": LOAD_DATA_PREFIX})
+        registry = yield from b.store.op("list", {"prefix": BROKERS_PREFIX})
+        loads = yield from b.store.op("list", {"prefix": LOAD_DATA_PREFIX})
         if registry is None or loads is None:
             return
         candidates = sorted(p[len(BROKERS_PREFIX):] for p in registry["nodes"] if p[len(BROKERS_PREFIX):] != b.name)
         load_data = {p[len(LOAD_DATA_PREFIX):]: BrokerLoadData.from_json(d, p) for p, d in sorted(loads["nodes"].items())}
         placer = pulsar.create(b.config["loadBalancerLoadPlacementStrategy"], b.config, rng=b.rng("shutdown-placement"))
-        for bundle in sorted(b.owned):
+        for bundle in sorted(b.ownership.owned):
             record = self.view.get(bundle)
             if record is None or record.state is not ServiceUnitState.Owned or record.dst != b.name:
                 continue
@@ -228,13 +220,13 @@ class ServiceUnitChannel:
                 return  # nobody to take it: the caller unloads what is left
             yield from self.publish(bundle, ServiceUnitState.Releasing, dst, b.name, "shutdown")
         deadline = b.now + OWNERSHIP_CLEAN_UP_MAX_WAIT_S
-        while (b.owned or self._held_clients) and b.now < deadline:
+        while (b.ownership.owned or self._held_clients) and b.now < deadline:
             yield from b.sleep(OWNERSHIP_CLEAN_UP_RETRY_S)
 
     def on_released(self, bundle: str, reason: str) -> None:
         """The broker gave ``bundle`` up outside the channel protocol (graceful stop): mark it Free."""
         record = self.view.get(bundle)
-        if reason == "shutdown" and self.b.session is not None and record is not None and record.dst == self.b.name:
+        if reason == "shutdown" and self.b.store.is_open and record is not None and record.dst == self.b.name:
             self.b.spawn(self.publish_free(bundle, self.b.name, "shutdown"))
 
     # -- lookups --------------------------------------------------------------------------------------------
@@ -268,21 +260,23 @@ class ServiceUnitChannel:
 
     def _assign(self, bundle: str) -> Generator[Any, Any, str | None]:
         b = self.b
-        if b.lm is not None and hasattr(b.lm, "assign"):
-            return (yield from b.lm.assign(bundle))
-        if b.leader is None or b.leader == b.name:
+        lm, leader = b.leadership.lm, b.leadership.leader
+        if lm is not None and hasattr(lm, "assign"):
+            return (yield from lm.assign(bundle))
+        if leader is None or leader == b.name:
             return None
-        r = yield from b.call(b.leader, "assign", {"bundle": bundle},
+        r = yield from b.call(leader, "assign", {"bundle": bundle},
                               timeout=b.config["metadataStoreOperationTimeoutSeconds"])
         return r.get("dst") if r is not None and r.get("ok") else None
 
     def serve_assign(self, msg: Message) -> Generator:
         """The channel owner's handler of another broker's assignment request."""
         b = self.b
-        if b.lm is None or not hasattr(b.lm, "assign"):
+        lm = b.leadership.lm
+        if lm is None or not hasattr(lm, "assign"):
             b.reply(msg, {"ok": False})
             return
-        dst = yield from b.lm.assign(msg.body["bundle"])
+        dst = yield from lm.assign(msg.body["bundle"])
         b.reply(msg, {"ok": dst is not None, "dst": dst or ""})
 
     def _wait(self, bundle: str, timeout: float) -> Generator[Any, Any, bool]:

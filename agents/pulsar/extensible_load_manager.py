@@ -21,21 +21,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generator
 
+from clusteremu.emulator.executor import FIXED_RATE
 from clusteremu.strategies import pulsar
 from clusteremu.strategies.pulsar.extensible import BrokerLoadData, ServiceUnitState, TopBundlesLoadData, TransferContext
 
 from .extensible_reporting import LOAD_DATA_PREFIX, TOP_BUNDLES_PREFIX
+from .leader import LeaderLoadManager
 from .store import BROKERS_PREFIX
 
 if TYPE_CHECKING:
-    from .broker import Broker
+    from .port import BrokerPort
 
 
-class ExtensibleLoadManager:
-    def __init__(self, broker: "Broker") -> None:
-        self.b = broker
-        cfg = broker.config
-        self.cfg = cfg
+class ExtensibleLoadManager(LeaderLoadManager):
+    watched = (BROKERS_PREFIX, LOAD_DATA_PREFIX, TOP_BUNDLES_PREFIX)
+    shedding_mode = FIXED_RATE
+    shedding_task = "unload-scheduler"
+
+    def __init__(self, broker: "BrokerPort") -> None:
+        super().__init__(broker)
+        cfg = self.cfg
         self.active: set[str] = set()
         self.load_data: dict[str, BrokerLoadData] = {}
         self.top_bundles: dict[str, TopBundlesLoadData] = {}
@@ -45,27 +50,11 @@ class ExtensibleLoadManager:
         self.placer = pulsar.create(cfg["loadBalancerLoadPlacementStrategy"], cfg,
                                     rng=broker.rng("placement-strategy"))
         self._assigning: dict[str, str] = {}
-        self._task = None
-        self.stopped = False
 
-    # -- life cycle -----------------------------------------------------------------------------------------
-    def start(self) -> Generator:
-        for prefix in (BROKERS_PREFIX, LOAD_DATA_PREFIX, TOP_BUNDLES_PREFIX):
-            r = yield from self.b._store("watch", {"prefix": prefix})
-            if r is None or self.stopped:
-                return
-            for path, data in sorted(r["nodes"].items()):
-                self.on_notify(path, "created", data)
+    def on_snapshot(self) -> None:
         # A new channel owner adopts the orphans left while there was none.
         for bundle, record in sorted(self.b.xchannel.view.items()):
             self._free_if_orphan(bundle, record)
-        interval = self.cfg["loadBalancerSheddingIntervalMinutes"] * 60.0
-        self._task = self.b.executor_.schedule_at_fixed_rate(self.shed, interval, interval, name="unload-scheduler")
-
-    def stop(self) -> None:
-        self.stopped = True
-        if self._task is not None:
-            self._task.cancel()
 
     # -- inputs ---------------------------------------------------------------------------------------------
     def on_broker_report(self, broker: str, change: str, data: dict[str, Any] | None) -> None:
@@ -138,17 +127,12 @@ class ExtensibleLoadManager:
 
     # -- UnloadScheduler ------------------------------------------------------------------------------------
     def shed(self) -> None:
-        if self.stopped or not (self.cfg["loadBalancerEnabled"] and self.cfg["loadBalancerSheddingEnabled"]):
+        name = self.begin_shedding()
+        if name is None:
             return
-        name = self.cfg["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1]
         available = sorted(self.active)
-        if len(available) <= 1:
-            self.b.emit("shedding_cycle", strategy=name, brokers=len(available), unloads=0, skipped="brokers<=1")
-            return
         now_ms = self.b.now_ms()
-        grace_ms = self.cfg["loadBalancerSheddingGracePeriodMinutes"] * 60_000
-        for bundle in [b for b, t in self.recently_unloaded_bundles.items() if t < now_ms - grace_ms]:
-            del self.recently_unloaded_bundles[bundle]
+        self.forget_grace_period(self.recently_unloaded_bundles, now_ms)
         channel = self.b.xchannel
         ctx = TransferContext(
             broker_load_data_store=dict(sorted(self.load_data.items())),

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from clusteremu.emulator.trace.kinds import declare
 from clusteremu.strategies.pulsar.extensible import BrokerLoadData, SystemResourceUsage, TopKBundles
-from clusteremu.strategies.pulsar.load_data import NamespaceBundleStats
 from clusteremu.strategies.pulsar.report_update import percent_change
 from clusteremu.strategies.pulsar.resource_usage import ResourceUsage
 
+from .reporting import namespace_bundle_stats
 
 if TYPE_CHECKING:
-    from .broker import Broker
+    from .port import BrokerPort
 
 LOAD_DATA_PREFIX = "/loadbalance/broker-load-data/"
 TOP_BUNDLES_PREFIX = "/loadbalance/top-bundles/"
@@ -39,7 +39,7 @@ declare("broker_load_data", "The broker published its BrokerLoadData for the ext
 class ExtensibleReporter:
     """A broker's two extensible-LM reporters (see the module docstring)."""
 
-    def __init__(self, broker: "Broker") -> None:
+    def __init__(self, broker: "BrokerPort") -> None:
         self.b = broker
         self.data = BrokerLoadData()
         self.top_k = TopKBundles(broker.config)
@@ -48,14 +48,13 @@ class ExtensibleReporter:
 
     def start(self) -> None:
         period = self.b.config["loadBalancerReportUpdateMinIntervalMillis"] / 1000.0
-        self.b.executor_.schedule_at_fixed_rate(self.report, 0.0, period, name="extensible-load-reporters")
+        self.b.timers.schedule_at_fixed_rate(self.report, 0.0, period, name="extensible-load-reporters")
 
     def report(self) -> None:
         b = self.b
-        if b.session is None:
+        if not b.store.is_open:
             return
-        b._refresh_report()
-        r = b.report
+        r = b.reporter.refresh()
         usage = SystemResourceUsage(ResourceUsage(*r.cpu), ResourceUsage(*r.memory),
                                     ResourceUsage(*r.direct_memory), ResourceUsage(*r.bandwidth_in),
                                     ResourceUsage(*r.bandwidth_out))
@@ -70,16 +69,13 @@ class ExtensibleReporter:
             b.emit("broker_load_data", weighted_max_ema=100.0 * self.data.weighted_max_ema,
                    max_resource_usage=100.0 * self.data.max_resource_usage,
                    msg_throughput_ema=self.data.msg_throughput_ema, bundles=r.num_bundles, reason=reason)
-            b.spawn(b._store("set", {"path": LOAD_DATA_PREFIX + b.name, "data": self.data.to_json(),
-                                     "ephemeral": True}))
-        stats = {bundle: NamespaceBundleStats(
-            msg_rate_in=s["msgRateIn"], msg_throughput_in=s["msgThroughputIn"], msg_rate_out=s["msgRateOut"],
-            msg_throughput_out=s["msgThroughputOut"], consumer_count=s["consumerCount"],
-            producer_count=s["producerCount"], topics=s["topics"]) for bundle, s in sorted(r.bundle_stats.items())}
+            b.spawn(b.store.op("set", {"path": LOAD_DATA_PREFIX + b.name, "data": self.data.to_json(),
+                                       "ephemeral": True}))
+        stats = {bundle: namespace_bundle_stats(s) for bundle, s in sorted(r.bundle_stats.items())}
         top = self.top_k.update(stats, b.config["loadBalancerMaxNumberOfBundlesInBundleLoadReport"]).to_json()
         if top != self._last_top:
             self._last_top = top
-            b.spawn(b._store("set", {"path": TOP_BUNDLES_PREFIX + b.name, "data": top, "ephemeral": True}))
+            b.spawn(b.store.op("set", {"path": TOP_BUNDLES_PREFIX + b.name, "data": top, "ephemeral": True}))
 
     def _update_reason(self, now_ms: int) -> str | None:
         """``needBrokerDataUpdate``: why the data must be published now, or None."""

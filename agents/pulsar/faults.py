@@ -4,12 +4,14 @@ On top of the kernel's ``pause``, ``crash``, ``partition``, ``drop`` and ``delay
 
 * ``shutdown`` / ``scale_in`` (broker globs): graceful stop at ``at`` (bundles unloaded, session closed).
 * ``leader_kill``: at ``at`` every broker receives the fault and the one that believes it is the leader crashes.
-* ``gc_storm`` (broker globs, ``duration_s``, ``every_s``, ``pause_s``, ``sigma``): stop-the-world pauses.
+* ``gc_storm`` (broker globs, ``duration_s``, ``every_s``, ``pause_s``, ``sigma``): stop-the-world pauses (a JVM
+  fault kind, :mod:`clusteremu.emulator.jvm`).
 * ``store_latency`` (``extra_ms``, ``duration_s``): the metadata store answers ``extra_ms`` later.
 * ``report_loss`` (broker globs, ``duration_s``, ``probability``, ``extra_ms``): load-report writes lost or late.
 * ``cpu_spike`` (broker globs, ``duration_s``, ``cores``): another process on the host burns ``cores`` cores.
 * ``scale_out`` (exact new broker names): those brokers boot at ``at``.
-* ``rolling_restart`` (broker globs, ``down_s``, ``gap_s``): restart the brokers one at a time, in name order.
+* ``rolling_restart`` (broker globs, ``down_s``, ``gap_s``): restart the brokers one at a time, in name order
+  (:mod:`clusteremu.agents.common.lifecycle`).
 
 Every fault reaches the agents its ``agents`` globs match through ``Agent.on_fault`` on their own worker; the
 kinds that name no agents get them here (``leader_kill``: every broker; ``store_latency``: the store), so that
@@ -21,74 +23,61 @@ import fnmatch
 import re
 from typing import Any
 
+from clusteremu.agents.common.jvm import JVM_FAULT_FIELDS, model_fault_schema
+from clusteremu.agents.common.lifecycle import ROLLING_RESTART, ROLLING_RESTART_DEFAULTS, ROLLING_RESTART_FIELDS
 from clusteremu.emulator import faults as kernel
+from clusteremu.emulator.jvm import JVM_FAULTS
 from clusteremu.scenarios.schema import ArrayOf, Field
 
 from .store import STORE
 
 #: graceful stops of a broker; ``cause`` of the ``broker_stopping`` / ``broker_stopped`` events
-GRACEFUL = ("shutdown", "scale_in", "rolling_restart")
-BROKER_KINDS = ("shutdown", "scale_in", "leader_kill", "gc_storm", "report_loss", "cpu_spike", "scale_out",
-                "rolling_restart")
+GRACEFUL = ("shutdown", "scale_in", ROLLING_RESTART)
+BROKER_KINDS = ("shutdown", "scale_in", "leader_kill", *JVM_FAULTS, "report_loss", "cpu_spike", "scale_out",
+                ROLLING_RESTART)
 KINDS = kernel.KERNEL_FAULTS + BROKER_KINDS + ("store_latency",)
 ALL_BROKERS = "broker-*"
 BROKER_NAME = re.compile(r"broker-[1-9][0-9]*")
 
 EXTRA = {
     "cores": Field("float", default=None, gt=0, doc="cpu_spike: cores' worth of load"),
-    "every_s": Field("float", default=None, gt=0, doc="gc_storm: mean gap between pauses (exponential)"),
-    "pause_s": Field("float", default=None, gt=0, doc="gc_storm: median pause length (lognormal)"),
-    "sigma": Field("float", default=None, ge=0, doc="gc_storm: lognormal sigma of the pause length (0.5)"),
-    "down_s": Field("float", default=None, ge=0, doc="rolling_restart: how long each broker stays down (30)"),
-    "gap_s": Field("float", default=None, ge=0, doc="rolling_restart: wait after a broker is back (60)"),
+    **JVM_FAULT_FIELDS,
+    **ROLLING_RESTART_FIELDS,
 }
 
-#: per-kind defaults of the optional fields (the schema's defaults are shared by every kind, so None there)
+#: per-kind defaults of the optional fields (the schema's defaults are shared by every kind, so None there); the
+#: JVM kinds' are :mod:`clusteremu.emulator.jvm`'s
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "gc_storm": {"sigma": 0.5},
     "report_loss": {"probability": 1.0},
-    "rolling_restart": {"down_s": 30.0, "gap_s": 60.0},
+    ROLLING_RESTART: ROLLING_RESTART_DEFAULTS,
     "leader_kill": {"agents": [ALL_BROKERS]},
     "store_latency": {"agents": [STORE]},
 }
 
 #: fields each kind needs
 REQUIRED: dict[str, tuple[str, ...]] = {
-    "gc_storm": ("duration_s", "every_s", "pause_s"),
     "store_latency": ("extra_ms", "duration_s"),
     "report_loss": ("duration_s",),
     "cpu_spike": ("duration_s", "cores"),
 }
 
 
-def _complete_and_check(entry: dict[str, Any], kernel_check) -> list[tuple[str, str]]:
-    """Fill the kind's defaults into ``entry`` (validation output), then check it: the kernel's rules for its
-    kinds, ours for the rest."""
+def _check(entry: dict[str, Any]) -> list[tuple[str, str]]:
+    """Pulsar's own rules for an entry whose defaults are filled in."""
     kind = entry["kind"]
-    for key, value in DEFAULTS.get(kind, {}).items():
-        if entry[key] is None or entry[key] == []:
-            entry[key] = list(value) if isinstance(value, list) else value
-    problems = [(k, f"a {kind} fault needs {k}") for k in REQUIRED.get(kind, ()) if entry[k] is None]
+    problems: list[tuple[str, str]] = []
     if kind == "store_latency" and entry["agents"] != [STORE]:
         problems.append(("agents", f"a store_latency fault applies to the metadata store only ({STORE!r})"))
     if kind == "scale_out":
         bad = [a for a in entry["agents"] if not BROKER_NAME.fullmatch(a)]
         if bad:
             problems.append(("agents", f"scale_out needs exact new broker names like \"broker-6\", got {bad}"))
-    return problems + kernel_check(entry)
+    return problems
 
 
 def schema() -> ArrayOf:
     """``[[faults]]`` of a Pulsar scenario: the kernel's kinds and fields plus the model's."""
-    arr = kernel.fault_schema(KINDS, EXTRA)
-    kernel_check = arr.item.check
-    arr.item.check = lambda entry: _complete_and_check(entry, kernel_check)
-    return arr
-
-
-def in_name_order(names) -> list[str]:
-    """Broker names in numeric order (broker-2 before broker-10): the order of a rolling restart."""
-    return sorted(names, key=lambda n: (int(n.rsplit("-", 1)[1]) if n.rsplit("-", 1)[-1].isdigit() else 0, n))
+    return model_fault_schema(KINDS, EXTRA, defaults=DEFAULTS, required=REQUIRED, check=_check)
 
 
 def scale_out_brokers(faults: list[dict[str, Any]]) -> dict[str, float]:

@@ -19,23 +19,28 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generator
 
+from clusteremu.emulator.executor import FIXED_DELAY
 from clusteremu.strategies import pulsar
 from clusteremu.strategies.pulsar.load_data import BrokerData, BundleData, LocalBrokerData
 from clusteremu.strategies.pulsar.placement.filters import broker_to_namespace_to_bundle_range_of
 from clusteremu.strategies.pulsar.placement.pipeline import select_broker_for_assignment
 from clusteremu.strategies.pulsar.split.auto_split import check_namespace_bundle_split
 
+from .leader import LeaderLoadManager
 from .store import BROKERS_PREFIX
 
 if TYPE_CHECKING:
-    from .broker import Broker
+    from .port import BrokerPort
 
 
-class LoadManager:
-    def __init__(self, broker: "Broker") -> None:
-        self.b = broker
-        cfg = broker.config
-        self.cfg = cfg
+class LoadManager(LeaderLoadManager):
+    watched = (BROKERS_PREFIX,)
+    shedding_mode = FIXED_DELAY
+    shedding_task = "load-shedding"
+
+    def __init__(self, broker: "BrokerPort") -> None:
+        super().__init__(broker)
+        cfg = self.cfg
         self.reports: dict[str, dict[str, Any]] = {}
         # each report parsed once, when it arrives: the leader reads every broker's on every report and shed
         self.local_data: dict[str, LocalBrokerData] = {}
@@ -56,25 +61,12 @@ class LoadManager:
         self.splitting: set[str] = set()  # bundles whose split request is in flight
         self._ns_reported: dict[str, Any] = {}  # brokerToNamespaceToBundleRange's reported part, per broker
         self._scores: dict[str, tuple[dict[str, Any], float]] = {}  # per broker: (report, its score)
-        self._task = None
-        self.stopped = False
-
-    # -- life cycle -----------------------------------------------------------------------------------------
-    def start(self) -> Generator:
-        r = yield from self.b._store("watch", {"prefix": BROKERS_PREFIX})
-        if r is None or self.stopped:
-            return
-        for path, data in sorted(r["nodes"].items()):
-            self.on_broker_report(path[len(BROKERS_PREFIX):], "created", data)
-        interval = self.cfg["loadBalancerSheddingIntervalMinutes"] * 60.0
-        self._task = self.b.executor_.schedule_with_fixed_delay(self.shed, interval, interval, name="load-shedding")
-
-    def stop(self) -> None:
-        self.stopped = True
-        if self._task is not None:
-            self._task.cancel()
 
     # -- updateAll ------------------------------------------------------------------------------------------
+    def on_notify(self, path: str, change: str, data: Any) -> None:
+        """A broker's report node (``/loadbalance/brokers/<broker>``) changed."""
+        self.on_broker_report(path[len(BROKERS_PREFIX):], change, data)
+
     def on_broker_report(self, broker: str, change: str, data: dict[str, Any] | None) -> None:
         if self.stopped:
             return
@@ -108,7 +100,7 @@ class LoadManager:
             return  # nothing to split: spare building the LoadData on every report
         decisions = check_namespace_bundle_split(
             self.load_data(), self.cfg, is_leader=True, known_brokers=sorted(self.active),
-            namespace_bundles=self.b.bundle_map.namespace_bundles())
+            namespace_bundles=self.b.ownership.bundle_map.namespace_bundles())
         for d in decisions:
             if d.bundle in self.splitting:
                 continue
@@ -163,16 +155,10 @@ class LoadManager:
 
     # -- shedding -------------------------------------------------------------------------------------------
     def shed(self) -> None:
-        if self.stopped or not (self.cfg["loadBalancerEnabled"] and self.cfg["loadBalancerSheddingEnabled"]):
+        name = self.begin_shedding()
+        if name is None:
             return
-        name = self.cfg["loadBalancerLoadSheddingStrategy"].rsplit(".", 1)[-1]
-        if len(self.active) <= 1:
-            self.b.emit("shedding_cycle", strategy=name, brokers=len(self.active), unloads=0, skipped="brokers<=1")
-            return
-        now_ms = self.b.now_ms()
-        grace_ms = self.cfg["loadBalancerSheddingGracePeriodMinutes"] * 60_000
-        for bundle in [b for b, t in self.recently_unloaded.items() if t < now_ms - grace_ms]:
-            del self.recently_unloaded[bundle]
+        self.forget_grace_period(self.recently_unloaded, self.b.now_ms())
         load = self.load_data()
         plan = self.shedder.find_bundles_for_unloading(load)
         unloads = 0

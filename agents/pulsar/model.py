@@ -6,9 +6,10 @@ knobs (machines, resource costs, GC, client counts) live in ``[cluster]`` and ``
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from clusteremu.agents.common.jvm import gc_table
+from clusteremu.agents.common.lifecycle import in_name_order
 from clusteremu.emulator import faults
 from clusteremu.emulator.executor import MODES
 from clusteremu.emulator.models import AgentSpec
@@ -17,8 +18,8 @@ from clusteremu.scenarios.schema import ArrayOf, Field, MapOf, Table
 
 from . import broker, client, events  # noqa: F401  (declares their event kinds)
 from . import faults as pulsar_faults
-from .store import STORE
-from .workload import workload_for
+from .store import LEADER_PATH, STORE
+from .workload import parse_series, workload_for
 
 MACHINE = {
     "cores": Field("float", default=8.0, gt=0, doc="CPU cores (the cgroup quota)"),
@@ -39,16 +40,26 @@ PATTERN = Table(
         "end_s": Field("float", default=0.0, ge=0),
         "from_factor": Field("float", default=1.0, ge=0),
         "to_factor": Field("float", default=1.0, ge=0),
-        "path": Field("str", default=""),
+        "path": Field("file", default=None, doc="csv: the t_s,factor file, relative to the scenario file"),
     },
     default={"kind": "constant"},
-    check=lambda p: (
-        [("factors", "needs as many factors as at_s")] if p["kind"] == "steps" and len(p["at_s"]) != len(p["factors"])
-        else [("end_s", "must be after start_s")] if p["kind"] == "ramp" and p["end_s"] <= p["start_s"]
-        else [("path", "a csv pattern needs the path of its t_s,factor file")] if p["kind"] == "csv" and not p["path"]
-        else []
-    ),
+    check=lambda p: _pattern_problems(p),
 )
+
+
+def _pattern_problems(p: dict[str, Any]) -> list[tuple[str, str]]:
+    if p["kind"] == "steps" and len(p["at_s"]) != len(p["factors"]):
+        return [("factors", "needs as many factors as at_s")]
+    if p["kind"] == "ramp" and p["end_s"] <= p["start_s"]:
+        return [("end_s", "must be after start_s")]
+    if p["kind"] == "csv":
+        if p["path"] is None:
+            return [("path", "a csv pattern needs the path of its t_s,factor file")]
+        try:
+            parse_series(p["path"]["text"])
+        except ValueError as err:
+            return [("path", f"{p['path']['path']}: {err}")]
+    return []
 
 
 def _strategy_names(kind: str):
@@ -91,15 +102,7 @@ SECTIONS = {
                     "step_s": Field("float", default=1.0, gt=0, doc="integration sub-step"),
                 }
             ),
-            "gc": Table(
-                {
-                    "young_every_s": Field("float", default=0.0, ge=0),
-                    "young_pause_ms": Field("float", default=30.0, gt=0),
-                    "full_every_s": Field("float", default=0.0, ge=0),
-                    "full_pause_s": Field("float", default=2.0, gt=0),
-                    "sigma": Field("float", default=0.3, ge=0),
-                }
-            ),
+            "gc": gc_table(),
             "store": Table(
                 {
                     "op_latency_ms": Field("float", default=1.0, ge=0),
@@ -231,10 +234,10 @@ class PulsarModel:
             owner = (wl.topic_bundle % len(brokers)).tolist()  # the broker (index) of each topic's bundle
             for j, c in enumerate(clients):
                 connected[c] = dict(zip(topics_of[c], (brokers[k] for k in owner[j::len(clients)])))
-        specs = [AgentSpec(STORE, "clusteremu.agents.pulsar.store:MetadataStore",
+        specs = [AgentSpec(STORE, "clusteremu.emulator.metadata_store:MetadataStore",
                            {"op_latency_s": cluster["store"]["op_latency_ms"] / 1000.0,
-                            "tick_s": cluster["store"]["tick_s"]})]
-        for b in brokers + pulsar_faults.in_name_order(added):
+                            "tick_s": cluster["store"]["tick_s"], "leader_paths": [LEADER_PATH]})]
+        for b in brokers + in_name_order(added):
             machine = dict(cluster["machine"])
             machine.update({k: v for k, v in cluster["machines"].get(b, {}).items() if v is not None})
             specs.append(AgentSpec(b, "clusteremu.agents.pulsar.broker:Broker", {
@@ -244,7 +247,7 @@ class PulsarModel:
                 "host_usage_interval_s": cluster["host_usage_interval_s"], "initial_bundles": initial.get(b, []),
                 "clients": clients,
                 "load_manager": data["strategy"]["load_manager"],
-                "all_brokers": brokers + pulsar_faults.in_name_order(added), "start_cause": "scale_out" if b in added else "start",
+                "all_brokers": brokers + in_name_order(added), "start_cause": "scale_out" if b in added else "start",
             }, start_at=added.get(b, 0.0)))
         for c in clients:
             specs.append(AgentSpec(c, "clusteremu.agents.pulsar.client:Client", {

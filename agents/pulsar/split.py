@@ -32,7 +32,7 @@ from .store import OWNERSHIP_PREFIX
 from .workload import FULL_RANGE_END, Workload, bundle_name, topic_hash
 
 if TYPE_CHECKING:
-    from .broker import Broker
+    from .port import BrokerPort
 
 POLICIES_PREFIX = "/admin/local-policies/"
 
@@ -149,10 +149,11 @@ class BundleMap:
         return ns, lo, hi
 
 
-def split_on_owner(b: "Broker", msg: Message) -> Generator:
+def split_on_owner(b: "BrokerPort", msg: Message) -> Generator:
     """The owner's handler of the leader's split request (see the module docstring)."""
     bundle, unload = msg.body["bundle"], bool(msg.body.get("unload"))
-    own = b.owned.get(bundle)
+    ownership = b.ownership
+    own = ownership.owned.get(bundle)
     if own is None or own.disabled:
         b.reply(msg, {"ok": False})
         return
@@ -179,52 +180,46 @@ def split_on_owner(b: "Broker", msg: Message) -> Generator:
     child_names = [bundle_name(ns, clo, chi) for clo, chi in children]
     # Own the children first, so that no lookup finds the range unowned while the split is in progress.
     for child in child_names:
-        yield from b._store("create", {"path": OWNERSHIP_PREFIX + child,
-                                       "data": {"broker": b.name, "disabled": False}, "ephemeral": True})
-    if b.owned.get(bundle) is not own:
+        yield from b.store.op("create", {"path": OWNERSHIP_PREFIX + child,
+                                         "data": {"broker": b.name, "disabled": False}, "ephemeral": True})
+    if ownership.owned.get(bundle) is not own:
         b.reply(msg, {"ok": False})
         return
     # Remap at once (no yield in between), so that this broker never serves a topic under a stale bundle.
-    new_bounds = b.bundle_map.bounds_after_split(ns, children)
-    b.bundle_map.apply(ns, new_bounds)
-    b._advance_machine()
-    del b.owned[bundle]
+    bundle_map = ownership.bundle_map
+    new_bounds = bundle_map.bounds_after_split(ns, children)
+    bundle_map.apply(ns, new_bounds)
+    b.usage.advance()
+    del ownership.owned[bundle]
     b.emit("bundle_split", bundle=bundle, children=child_names, algorithm=name)
     # The parent's ownership ends here; no topic is closed (they stay on the children).
     b.emit("bundle_unloaded", bundle=bundle, destination="", reason="split", topics=0)
-    from .broker import Ownership
-
     for child in child_names:
-        part = Ownership(task_counts=np.zeros(len(wl.tasks)))
-        for ti, client in own.topics.items():
-            if b.bundle_map.bundle_of(ti) == child:
-                part.topics[ti] = client
-                part.task_counts[wl.topic_task[ti]] += 1
-        b.owned[child] = part
-        b.emit("bundle_owned", bundle=child, via="split")
-    yield from b._store("set", {"path": POLICIES_PREFIX + ns, "data": {"bounds": new_bounds}})
+        ownership.own_split_child(child, own)
+    yield from b.store.op("set", {"path": POLICIES_PREFIX + ns, "data": {"bounds": new_bounds}})
     for other in b.params["all_brokers"]:
         if other != b.name:
             b.send(other, "bundles_changed", {"namespace": ns, "bounds": new_bounds})
-    yield from b._store("delete", {"path": OWNERSHIP_PREFIX + bundle})
+    yield from b.store.op("delete", {"path": OWNERSHIP_PREFIX + bundle})
     if unload:
         for child in child_names:
-            part = b.owned.get(child)
+            part = ownership.owned.get(child)
             if part is None:
                 continue
             part.disabled = True
-            yield from b._store("set", {"path": OWNERSHIP_PREFIX + child, "data": {"broker": b.name, "disabled": True}})
-            if b.owned.get(child) is part:
-                b._release(child, reason="split", destination="", delete=True)
+            yield from b.store.op("set", {"path": OWNERSHIP_PREFIX + child,
+                                          "data": {"broker": b.name, "disabled": True}})
+            if ownership.owned.get(child) is part:
+                ownership.release(child, reason="split", destination="", delete=True)
     b.reply(msg, {"ok": True, "children": child_names})
 
 
-def on_bundles_changed(b: "Broker", body: dict[str, Any]) -> None:
+def on_bundles_changed(b: "BrokerPort", body: dict[str, Any]) -> None:
     """The splitting broker's news of a namespace's new boundaries."""
     on_policies(b, POLICIES_PREFIX + body["namespace"], {"bounds": body["bounds"]})
 
 
-def on_policies(b: "Broker", path: str, data: dict[str, Any] | None) -> None:
+def on_policies(b: "BrokerPort", path: str, data: dict[str, Any] | None) -> None:
     """A broker split a bundle of this namespace: adopt its boundaries.
 
     Splits only ever add boundaries, so the view takes the union of what it knew and what it is told: two
@@ -232,5 +227,6 @@ def on_policies(b: "Broker", path: str, data: dict[str, Any] | None) -> None:
     (Pulsar retries a conflicting write of the bundles' list instead)."""
     if data is not None:
         ns = path[len(POLICIES_PREFIX):]
-        known = {lo for lo, _hi in b.bundle_map.ranges(ns)}
-        b.bundle_map.apply(ns, sorted(known | set(data["bounds"])))
+        bundle_map = b.ownership.bundle_map
+        known = {lo for lo, _hi in bundle_map.ranges(ns)}
+        bundle_map.apply(ns, sorted(known | set(data["bounds"])))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 import csv
 import hashlib
+import io
 import json
 import math
 from dataclasses import dataclass
@@ -27,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from clusteremu.strategies.pulsar.split.bundles import topic_hash  # Pulsar's getLongHashCode: the topic's place in bundles
+from clusteremu.strategies.pulsar.split.bundles import FULL_UPPER_BOUND, BundleRange, topic_hash
+from clusteremu.strategies.pulsar.split.bundles import bundle_name as split_bundle_name
 
 FULL_RANGE_END = 0x100000000  # Pulsar bundle ranges: [lower, upper), the last one includes 0xffffffff
 
@@ -41,8 +43,9 @@ def bundle_ranges(count: int) -> list[tuple[int, int]]:
 
 
 def bundle_name(namespace: str, lower: int, upper: int) -> str:
-    """Pulsar's bundle name, e.g. ``public/default/0x00000000_0x40000000`` (upper printed as 0xffffffff at the end)."""
-    return f"{namespace}/0x{lower:08x}_0x{min(upper, 0xFFFFFFFF):08x}"
+    """Pulsar's bundle name of the model's ``[lower, upper)`` range, e.g. ``public/default/0x00000000_0x40000000``
+    (the model's exclusive end of the hash space is Pulsar's inclusive ``0xffffffff``)."""
+    return split_bundle_name(namespace, BundleRange(lower, min(upper, FULL_UPPER_BOUND)))
 
 
 @dataclass(frozen=True)
@@ -207,12 +210,33 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def parse_series(text: str) -> tuple[list[float], list[float]]:
+    """The ``t_s,factor`` rows of a recorded series (CSV with a header); ``ValueError`` naming the row and column
+    of the first bad value, or a missing column."""
+    reader = csv.DictReader(io.StringIO(text))
+    missing = [c for c in ("t_s", "factor") if c not in (reader.fieldnames or ())]
+    if missing:
+        raise ValueError(f"the header has no {' and no '.join(missing)} column (expected t_s,factor)")
+    times: list[float] = []
+    factors: list[float] = []
+    for row_number, row in enumerate(reader, start=2):
+        for column, out in (("t_s", times), ("factor", factors)):
+            try:
+                value = float(row[column])
+            except (TypeError, ValueError):
+                raise ValueError(f"line {row_number}: {column}: not a number: {row[column]!r}") from None
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"line {row_number}: {column}: must be a finite number >= 0, got {row[column]!r}")
+            out.append(value)
+    if not times:
+        raise ValueError("no rows")
+    if any(b < a for a, b in zip(times, times[1:])):
+        raise ValueError("t_s must not decrease")
+    return times, factors
+
+
 def _load_series(pattern: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    times, factors = [], []
-    with open(pattern["path"], newline="") as fh:
-        for row in csv.DictReader(fh):
-            times.append(float(row["t_s"]))
-            factors.append(float(row["factor"]))
+    times, factors = parse_series(pattern["path"]["text"])  # the scenario carries the file's text
     return _frozen(np.array(times)), _frozen(np.array(factors))
 
 

@@ -1,5 +1,15 @@
 """Java's iteration order for ``HashMap``/``HashSet`` and ``ConcurrentHashMap`` keyed by ``String``.
 
+Contents: :class:`JavaHashMapOrder` (replays puts, removes and clears on one map and reports its order),
+:func:`java_order` (the order of a fresh map after putting keys in a given order), :data:`MapKind`; for keys of
+other types, whose ``hashCode`` the caller computes: :func:`hash_spread` (the bucket source of a hash code) and
+:func:`table_size_for` (a requested capacity rounded up to the table length), :func:`hash_order` (the order of keys with
+given hash codes in a table of a given length), :func:`capacity_after_puts`, :func:`capacity_putall_into_empty` and
+:func:`capacity_copy_collection` (a table's length after the ways Java fills it), :func:`hash_set_order` (a default
+``HashSet``'s order of items with given hash codes); :func:`java_list_sort` (``Collections.sort`` with a comparator,
+calling it in the JDK's sequence for lists shorter than 32 — only a comparator with side effects, such as Storm's
+``FIFOSchedulingPriorityStrategy``'s, can tell; longer lists are merge-sorted stably in another sequence).
+
 Why this exists: Pulsar keeps brokers and bundles in hash maps (``LoadData`` uses ``ConcurrentHashMap``;
 ``getBundleDataForLoadShedding()`` collects into a ``HashMap``; ``LocalBrokerData.bundles`` is a
 ``HashSet``; Guava's ``ArrayListMultimap`` that shedders return is backed by a ``HashMap``). Every
@@ -22,10 +32,6 @@ how many keys the map has ever held. The simulation below replays insertions (an
   as-is and *prepends* the earlier nodes one by one, which reverses their order (``transfer()``'s
   ``lastRun`` logic).
 
-Two comparison keys live here too, because Java's orderings differ from Python's in the corners:
-:func:`double_compare_key` sorts like ``Double.compare`` (NaN above +inf, -0.0 below 0.0) and
-:func:`string_compare_key` like ``String.compareTo`` (UTF-16 code units, not code points).
-
 Not modelled (documented departures): tree bins and the ``treeifyBin``/``tryPresize`` growth that Java
 triggers when 8 keys collide in one bucket of a small table (practically never with a handful of brokers
 or bundles); concurrent-resize interleavings; keys that are not strings. A map built from a JSON snapshot
@@ -34,20 +40,17 @@ is taken to have been filled in the snapshot's order (the real insertion history
 from __future__ import annotations
 
 import functools
-import math
-from functools import lru_cache
-from typing import Iterable, Iterator, Literal
+from typing import Callable, Iterable, Iterator, Literal, Sequence, TypeVar
 
 import numpy as np
 
-__all__ = [
-    "JavaHashMapOrder",
-    "MapKind",
-    "double_compare_key",
-    "java_order",
-    "string_compare_key",
-    "string_hash_code",
-]
+from .lang import string_hash_code
+
+__all__ = ["JavaHashMapOrder", "MapKind", "capacity_after_puts", "capacity_copy_collection",
+           "capacity_putall_into_empty", "hash_order", "hash_set_order", "hash_spread", "java_list_sort", "java_order",
+           "table_size_for"]
+
+T = TypeVar("T")
 
 MapKind = Literal["hashmap", "concurrent"]
 
@@ -55,22 +58,20 @@ _DEFAULT_CAPACITY = 16
 _MAX_CAPACITY = 1 << 30
 
 
-@lru_cache(maxsize=1 << 18)  # pure; broker and bundle names recur on every call (a large cluster has 100,000)
-def string_hash_code(s: str) -> int:
-    """Java ``String.hashCode()`` as a signed 32-bit int (over UTF-16 code units)."""
-    h = 0
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
+def hash_spread(hash_code: int) -> int:
+    """``ConcurrentHashMap.spread``/``HashMap.hash`` of a key whose ``hashCode()`` is ``hash_code``: ``h ^ (h >>> 16)``
+    as a non-negative int; its bucket in a table of length ``n`` is ``hash_spread(h) & (n - 1)``."""
+    h = hash_code & 0xFFFFFFFF
+    return (h ^ (h >> 16)) & 0x7FFFFFFF  # the sign bit never reaches a bucket index below 2^31
 
 
 def _spread(key: str) -> int:
-    h = string_hash_code(key) & 0xFFFFFFFF
-    return (h ^ (h >> 16)) & 0x7FFFFFFF  # sign bit never reaches a bucket index below 2^31
+    h = string_hash_code(key) & 0xFFFFFFFF  # hash_spread inlined: this runs once per key of every ordering
+    return (h ^ (h >> 16)) & 0x7FFFFFFF
 
 
-def _table_size_for(cap: int) -> int:
+def table_size_for(cap: int) -> int:
+    """``HashMap.tableSizeFor``: the smallest power of two >= ``cap`` (at least 1, at most 2^30)."""
     n = 1
     while n < cap:
         n <<= 1
@@ -91,10 +92,10 @@ class JavaHashMapOrder:
         if initial_capacity is None:
             self._first_capacity = _DEFAULT_CAPACITY
         elif kind == "hashmap":
-            self._first_capacity = _table_size_for(max(initial_capacity, 1))
+            self._first_capacity = table_size_for(max(initial_capacity, 1))
         else:
             # ConcurrentHashMap(int): tableSizeFor(initialCapacity + initialCapacity/2 + 1)
-            self._first_capacity = _table_size_for(initial_capacity + (initial_capacity >> 1) + 1)
+            self._first_capacity = table_size_for(initial_capacity + (initial_capacity >> 1) + 1)
         self._table: list[list[tuple[int, str]]] | None = None
         self._size = 0
         self._members: set[str] = set()
@@ -257,17 +258,90 @@ def _transfer(bucket: list[tuple[int, str]], n: int) -> tuple[list[tuple[int, st
     return lo, hi
 
 
-def double_compare_key(value: float) -> tuple[int, float, int]:
-    """Sort key ordering floats as Java's ``Double.compare``: NaN is the largest value and -0.0 < 0.0.
-
-    Use with Python's stable ``sorted`` (``reverse=True`` for a descending ``Double.compare(b, a)``
-    comparator, which keeps equal elements in their original order, as Java's stable sort does).
-    """
-    if math.isnan(value):
-        return (1, 0.0, 0)
-    return (0, value, 0 if math.copysign(1.0, value) < 0 else 1)
+def capacity_after_puts(n: int, initial: int = _DEFAULT_CAPACITY) -> int:
+    """Table length of a ``HashMap``/``HashSet`` created with ``initial`` capacity after ``n`` distinct puts
+    (doubled while ``n > 0.75 * capacity``)."""
+    cap = table_size_for(initial)
+    while n > (cap * 3) // 4 and cap < _MAX_CAPACITY:
+        cap <<= 1
+    return cap
 
 
-def string_compare_key(s: str) -> bytes:
-    """Sort key ordering strings as Java's ``String.compareTo`` (lexicographic over UTF-16 code units)."""
-    return s.encode("utf-16-be")
+def capacity_putall_into_empty(n: int) -> int:
+    """``new HashMap<>(0)`` then ``putAll`` of ``n`` entries: pre-sized to ``tableSizeFor((int)(n / 0.75f + 1))``
+    (JDK 8-18; JDK 19+ uses ``ceil(n / 0.75)`` and differs when ``n / 0.75`` is a power of two)."""
+    if n == 0:
+        return 1
+    return capacity_after_puts(n, table_size_for(int(n / 0.75 + 1.0)))
+
+
+def capacity_copy_collection(n: int) -> int:
+    """``new HashSet<>(c)`` with ``c.size() == n``: ``HashMap(max((int)(n / .75f) + 1, 16))`` (JDK 8-18)."""
+    return capacity_after_puts(n, table_size_for(max(int(n / 0.75) + 1, 16)))
+
+
+def hash_order(keys: Sequence[T], hashes: Sequence[int], capacity: int) -> list[T]:
+    """Iteration order of a Java hash table of length ``capacity`` after inserting ``keys`` (whose ``hashCode()``
+    values are ``hashes``) in the given order, with no removals: the insertion order sorted stably by bucket (a
+    resize keeps each bucket's relative order). Tree bins (8+ keys in one bucket of a table >= 64) are not
+    modelled."""
+    if len(keys) != len(hashes):
+        raise ValueError("one hash code per key")
+    mask = capacity - 1
+    idx = sorted(range(len(keys)), key=lambda i: hash_spread(hashes[i]) & mask)
+    return [keys[i] for i in idx]
+
+
+def hash_set_order(items: Sequence[T], hash_codes: Sequence[int]) -> list[T]:
+    """Iteration order of ``new HashSet<>()`` after ``add``-ing ``items`` in order (``hash_codes[i]`` is
+    ``items[i].hashCode()``, equal items already removed)."""
+    if len(items) != len(hash_codes):
+        raise ValueError("one hash code per item")
+    return hash_order(items, hash_codes, capacity_after_puts(len(items)))
+
+
+_MIN_MERGE = 32  # java.util.TimSort.MIN_MERGE: below it the whole list is one binary-insertion-sorted run
+
+
+def java_list_sort(items: list[T], compare: Callable[[T, T], int]) -> None:
+    """Sort ``items`` in place, stably, as ``Collections.sort(items, compare)`` does (see the module doc)."""
+    n = len(items)
+    if n < 2:
+        return
+    if n >= _MIN_MERGE:
+        items[:] = sorted(items, key=functools.cmp_to_key(compare))
+        return
+    run = _count_run_and_make_ascending(items, compare)
+    _binary_sort(items, run, compare)
+
+
+def _count_run_and_make_ascending(a: list[T], compare: Callable[[T, T], int]) -> int:
+    hi = len(a)
+    run_hi = 1
+    if run_hi == hi:
+        return 1
+    run_hi += 1
+    if compare(a[1], a[0]) < 0:  # strictly descending run: reversed in place, as TimSort does
+        while run_hi < hi and compare(a[run_hi], a[run_hi - 1]) < 0:
+            run_hi += 1
+        a[0:run_hi] = a[0:run_hi][::-1]
+    else:
+        while run_hi < hi and compare(a[run_hi], a[run_hi - 1]) >= 0:
+            run_hi += 1
+    return run_hi
+
+
+def _binary_sort(a: list[T], start: int, compare: Callable[[T, T], int]) -> None:
+    if start == 0:
+        start = 1
+    for i in range(start, len(a)):
+        pivot = a[i]
+        left, right = 0, i
+        while left < right:
+            mid = (left + right) >> 1
+            if compare(pivot, a[mid]) < 0:
+                right = mid
+            else:
+                left = mid + 1
+        a[left + 1:i + 1] = a[left:i]
+        a[left] = pivot

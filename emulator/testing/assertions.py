@@ -18,12 +18,11 @@ Guards against tests that cannot fail:
 from __future__ import annotations
 
 import bisect
-import importlib
 import math
 from typing import Any, Callable, Iterable, NoReturn
 
 from clusteremu.emulator.trace.kinds import check_kind
-from clusteremu.emulator.trace.query import Interval, Kinds, Predicate, RunLike, Trace, Window, entity_of, trace_of
+from clusteremu.emulator.trace.query import Interval, Kinds, Predicate, RunLike, Trace, Window, trace_of
 from clusteremu.emulator.trace.reader import Event
 
 from .explain import fmt_predicate, fmt_selector, fmt_time, fmt_window, kinds_summary, show
@@ -184,12 +183,12 @@ def assert_eventually(
     for trig in triggers:
         p = trace.position(trig)
         deadline = math.inf if within is None else trig.t + within
-        key = entity_of(trig)
+        key = trace.entity_of(trig)
         found = None
         late = None
         for j in responses[bisect.bisect_right(responses, p) :]:
             ev = trace.events[j]
-            if same_entity and entity_of(ev) != key:
+            if same_entity and trace.entity_of(ev) != key:
                 continue
             if ev.t <= deadline:
                 found = ev
@@ -311,13 +310,13 @@ def _before_per_entity(
     __tracebackhide__ = True
     seen: dict[str, Event] = {}
     for ev in first_e:
-        seen.setdefault(entity_of(ev), ev)
+        seen.setdefault(trace.entity_of(ev), ev)
     bad: list[Event] = []
     notes: dict[int, str] = {}
     done: set[str] = set()
     pair = None
     for ev in first_l:
-        key = entity_of(ev)
+        key = trace.entity_of(ev)
         if key in done:
             continue
         done.add(key)
@@ -358,10 +357,10 @@ def _check_known(trace: Trace, kind: str) -> None:
     # The run's model may not be imported in this process (a run read from disk): its declarations live there.
     model = trace.manifest.get("scenario", {}).get("scenario", {}).get("model")
     try:
-        from clusteremu.emulator.models import MODELS
+        from clusteremu.emulator.models import declare_events, model_names
 
-        if model in MODELS:
-            importlib.import_module(MODELS[model])
+        if model in model_names():
+            declare_events(model)
     except Exception:  # a model that cannot be imported here only loses us this check's precision
         pass
     if not _declared(kind):

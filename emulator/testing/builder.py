@@ -9,12 +9,11 @@ the key path and the reason. Setters return the builder, so a scenario reads as 
 from __future__ import annotations
 
 import copy
-import tomllib
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from clusteremu.base.errors import InputError
-from clusteremu.scenarios.loader import Scenario, resolve, validate_scenario
+from clusteremu.scenarios.loader import Scenario, read_raw, resolve, validate_scenario
+from clusteremu.scenarios.paths import set_path, split_path
 
 #: Duration of a scenario started from scratch, when none is given.
 DEFAULT_DURATION_S = 60.0
@@ -23,35 +22,6 @@ DEFAULT_DURATION_S = 60.0
 def dotted(key: str) -> str:
     """A keyword argument's name as a key path: ``workload__timer_mode`` → ``workload.timer_mode``."""
     return key.replace("__", ".")
-
-
-def set_path(raw: dict[str, Any], key: str, value: Any) -> None:
-    """Set ``key`` (a dotted path; a number indexes an array, as in ``faults.0.at``) in ``raw``, creating
-    missing tables. The value is a Python value, used as it is (a copy of it)."""
-    parts = key.split(".")
-    if not key or any(not p for p in parts):
-        raise InputError(key, "expected a dotted key path such as workload.timer_mode")
-    node: Any = raw
-    for i, part in enumerate(parts[:-1]):
-        if isinstance(node, list):
-            node = node[_index(node, part, key)]
-            continue
-        nxt = node.get(part)
-        if nxt is None:
-            nxt = node[part] = {}
-        if not isinstance(nxt, (dict, list)):
-            raise InputError(key, f"{'.'.join(parts[: i + 1])} is a value, not a table")
-        node = nxt
-    if isinstance(node, list):
-        node[_index(node, parts[-1], key)] = copy.deepcopy(value)
-    else:
-        node[parts[-1]] = copy.deepcopy(value)
-
-
-def _index(node: list, part: str, key: str) -> int:
-    if not part.isdigit() or int(part) >= len(node):
-        raise InputError(key, f"{part!r} is not an index of an array of {len(node)}")
-    return int(part)
 
 
 def raw_scenario(source: "str | Path | Mapping[str, Any] | Scenario | ScenarioBuilder") -> tuple[dict[str, Any], str]:
@@ -65,10 +35,7 @@ def raw_scenario(source: "str | Path | Mapping[str, Any] | Scenario | ScenarioBu
         name = raw.get("scenario", {}).get("name", "?") if isinstance(raw.get("scenario"), dict) else "?"
         return raw, f"<python scenario {name!r}>"
     path = resolve(str(source))
-    try:
-        return tomllib.loads(path.read_text()), str(path)
-    except tomllib.TOMLDecodeError as err:
-        raise InputError(str(path), f"not valid TOML: {err}") from None
+    return read_raw(path), str(path)
 
 
 def with_overrides(raw: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -128,7 +95,7 @@ class ScenarioBuilder:
     def get(self, key: str, default: Any = None) -> Any:
         """The raw value at a key path (before validation fills defaults), or ``default``."""
         node: Any = self._raw
-        for part in key.split("."):
+        for part in split_path(key):
             if isinstance(node, list) and part.isdigit() and int(part) < len(node):
                 node = node[int(part)]
             elif isinstance(node, dict) and part in node:

@@ -26,6 +26,9 @@ class EventKind:
 
 _KINDS: dict[str, EventKind] = {}
 
+#: Kernel modules that declare kinds of their own but are imported only by the models that use them.
+KERNEL_EVENT_MODULES = ("clusteremu.emulator.faults", "clusteremu.emulator.metadata_store", "clusteremu.emulator.election")
+
 
 def declare(name: str, doc: str, module: str, **fields: str) -> EventKind:
     """Declare an event kind (idempotent for an identical declaration)."""
@@ -42,10 +45,27 @@ def check_kind(name: str) -> None:
         raise KeyError(f"event kind {name!r} is not declared (see emulator/trace/kinds.py)")
 
 
+def kernel_kinds_declared() -> None:
+    """Import the kernel's declaring modules that a run need not import (the fault schedule, the metadata store)."""
+    import importlib
+
+    for module in KERNEL_EVENT_MODULES:
+        importlib.import_module(module)
+
+
+def declared_kinds() -> dict[str, EventKind]:
+    """The kinds declared so far in this process (the kernel's, and those of the systems imported), without
+    importing any model."""
+    kernel_kinds_declared()
+    return dict(_KINDS)
+
+
 def all_kinds() -> dict[str, EventKind]:
-    """Every declared kind, after importing every model so that their declarations are loaded."""
+    """Every declared kind, after importing the kernel's declaring modules and every model, so that all their
+    declarations are loaded."""
     from clusteremu.emulator.models import load_all_models
 
+    kernel_kinds_declared()
     load_all_models()
     return dict(sorted(_KINDS.items()))
 

@@ -9,20 +9,22 @@ Filters, the same in every query:
 
 * ``kind``: a kind name, several, or None for every kind.
 * ``entity``: an agent name or a glob (``"broker-*"``); an event matches when its ``agent`` or one of its
-  entity fields (:data:`ENTITY_FIELDS`: ``member``, ``bundle``, ``topic``, ``owner``, ``session``, ``broker``,
-  ``src``, ``dst``) matches. So ``entity="member-2"`` finds the member's own events, the monitor's events about
+  entity fields (:func:`entity_fields`: those the registered systems declare, e.g. Pulsar's ``bundle``,
+  ``topic``, ``owner``, ``broker`` and the heartbeat model's ``member``, and the kernel's ``session``, ``src``,
+  ``dst``) matches. So ``entity="member-2"`` finds the member's own events, the monitor's events about
   it and the network's drops of its messages. For anything narrower, use ``where``.
 * ``within``: ``(start, end)`` in virtual seconds, both ends included; either may be None (open).
 * ``where``: a predicate on the :class:`~clusteremu.emulator.trace.reader.Event`.
 
 Per-entity grouping (intervals, ``same_entity``) uses one key per event, :func:`entity_of`: its first field among
-:data:`ENTITY_KEYS` (``member``, ``bundle``, ``topic``, ``owner``), else its agent — the monitor's heartbeat
+:func:`entity_keys` (``member``, ``bundle``, ``topic``, ``owner`` with the built-in systems), else its agent — the monitor's heartbeat
 receipts group by member, a broker's load reports by broker.
 """
 from __future__ import annotations
 
 import bisect
 import fnmatch
+import functools
 import math
 import weakref
 from dataclasses import dataclass
@@ -31,12 +33,46 @@ from typing import Any, Callable, Iterable, Sequence, Union
 
 import numpy as np
 
+from .. import systems
 from .reader import Event, Run, open_run
 
-#: Fields naming the entity an event is about, in the order that picks an event's grouping key.
-ENTITY_KEYS = ("member", "bundle", "topic", "owner")
-#: Fields an ``entity=`` filter looks at besides ``agent`` (``src``/``dst``: the network's dropped messages).
-ENTITY_FIELDS = ENTITY_KEYS + ("session", "broker", "src", "dst")
+#: Fields of the kernel's own events that an ``entity=`` filter looks at (``src``/``dst``: the network's dropped
+#: messages; ``session``: a store session).
+KERNEL_ENTITY_FIELDS = ("session", "src", "dst")
+
+
+def entity_keys(model: str | None = None) -> tuple[str, ...]:
+    """Fields naming the entity an event is about, in the order that picks an event's grouping key: the
+    ``entity_keys`` of system ``model``, or, for None or a model not registered here, of every registered system
+    (systems in name order)."""
+    return _entity_keys(model, systems.generation())
+
+
+def entity_fields(model: str | None = None) -> tuple[str, ...]:
+    """Fields an ``entity=`` filter looks at besides ``agent``: :func:`entity_keys`, the system's (or every
+    system's) other ``entity_fields``, and the kernel's own."""
+    return _entity_fields(model, systems.generation())
+
+
+@functools.lru_cache(maxsize=64)
+def _entity_keys(model: str | None, _generation: int) -> tuple[str, ...]:
+    found = systems.systems()
+    chosen = [found[model]] if model in found else list(found.values())
+    keys: list[str] = []
+    for sys_ in chosen:
+        keys += [k for k in sys_.entity_keys if k not in keys]
+    return tuple(keys)
+
+
+@functools.lru_cache(maxsize=64)
+def _entity_fields(model: str | None, _generation: int) -> tuple[str, ...]:
+    found = systems.systems()
+    chosen = [found[model]] if model in found else list(found.values())
+    fields = list(entity_keys(model))
+    for sys_ in chosen:
+        fields += [f for f in sys_.entity_fields if f not in fields]
+    return tuple(fields + [f for f in KERNEL_ENTITY_FIELDS if f not in fields])
+
 
 Kinds = Union[str, Iterable[str], None]
 Window = Union[tuple[Union[float, None], Union[float, None]], None]
@@ -44,26 +80,28 @@ Predicate = Callable[[Event], bool]
 RunLike = Union["Trace", Run, str, Path]
 
 
-def entity_of(ev: Event) -> str:
-    """The key that groups ``ev`` per entity: its first field among :data:`ENTITY_KEYS`, else its agent."""
+def entity_of(ev: Event, keys: Sequence[str] | None = None) -> str:
+    """The key that groups ``ev`` per entity: its first field among ``keys`` (default: :func:`entity_keys` of
+    every system; a :class:`Trace` passes its own system's), else its agent."""
     fields = ev.fields
-    for name in ENTITY_KEYS:
+    for name in entity_keys() if keys is None else keys:
         v = fields.get(name)
         if isinstance(v, str) and v:
             return v
     return ev.agent
 
 
-def matches_entity(ev: Event, entity: str) -> bool:
-    """True when ``ev``'s agent or one of its :data:`ENTITY_FIELDS` equals ``entity`` (a glob if it has ``*?[``)."""
+def matches_entity(ev: Event, entity: str, fields: Sequence[str] | None = None) -> bool:
+    """True when ``ev``'s agent or one of its entity ``fields`` (default: :func:`entity_fields` of every system)
+    equals ``entity`` (a glob if it has ``*?[``)."""
     if _is_glob(entity):
         ok = lambda v: isinstance(v, str) and fnmatch.fnmatchcase(v, entity)  # noqa: E731
     else:
         ok = lambda v: v == entity  # noqa: E731
     if ok(ev.agent):
         return True
-    fields = ev.fields
-    return any(ok(fields.get(name)) for name in ENTITY_FIELDS)
+    values = ev.fields
+    return any(ok(values.get(name)) for name in (entity_fields() if fields is None else fields))
 
 
 @dataclass(frozen=True)
@@ -101,13 +139,28 @@ class Trace:
         self._position = {id(e): i for i, e in enumerate(self.events)}
         self._frames: dict[str, Any] = {}
         self._agent_index: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
-        self._owners: dict[str, tuple[list[float], list[str | None]]] | None = None
+        self._views: Any = None
+        model = self.model
+        #: the entity fields of the run's system (every system's when it is not registered here)
+        self.entity_keys: tuple[str, ...] = entity_keys(model)
+        self.entity_fields: tuple[str, ...] = entity_fields(model)
         self._leaders: tuple[list[float], list[str | None]] | None = None
 
     # -- identity -------------------------------------------------------------------------------------------
     @property
     def manifest(self) -> dict[str, Any]:
         return self.run.manifest
+
+    @property
+    def model(self) -> str | None:
+        """The run's system (``scenario.model`` in its manifest), or None when the manifest does not say."""
+        head = self.manifest.get("scenario", {}).get("scenario", {})
+        model = head.get("model") if isinstance(head, dict) else None
+        return model if isinstance(model, str) else None
+
+    def entity_of(self, ev: Event) -> str:
+        """The key that groups ``ev`` per entity in this run (:func:`entity_of` with the run's system's keys)."""
+        return entity_of(ev, self.entity_keys)
 
     @property
     def complete(self) -> bool:
@@ -178,7 +231,7 @@ class Trace:
         ``by`` changes the grouping: a field name, a function of the event, or the default :func:`entity_of`.
         Only events inside ``within`` take part, so an interval never spans the window's edge.
         """
-        key = _grouping(by)
+        key = self.entity_of if by is None else _grouping(by)
         last: dict[Any, Event] = {}
         out: list[Interval] = []
         for i in self._indices(kind, entity, within, where):
@@ -218,31 +271,20 @@ class Trace:
         return df.copy()
 
     # -- state at a time --------------------------------------------------------------------------------------
-    def owner_at(self, bundle: str, t: float) -> str | None:
-        """The broker owning ``bundle`` at ``t`` (events at ``t`` applied), or None.
-
-        ``bundle_owned`` makes its agent the owner. The owner stops owning at its own ``bundle_unloaded`` of the
-        bundle, or when the store's ``store_session_expired`` names it as ``owner`` (its ephemeral ownership nodes are
-        deleted). A broker's ``bundle_unloaded`` of a bundle another broker already owns changes nothing. A
-        crashed broker still owns its bundles until its session expires, as it does in the store.
-        """
-        times, owners = self._ownership().get(bundle, ([], []))
-        i = bisect.bisect_right(times, t)
-        return owners[i - 1] if i else None
-
-    def owners_at(self, t: float) -> dict[str, str]:
-        """Every owned bundle at ``t`` and its owner."""
-        out = {}
-        for bundle in self._ownership():
-            owner = self.owner_at(bundle, t)
-            if owner is not None:
-                out[bundle] = owner
-        return dict(sorted(out.items()))
-
-    def ownership_changes(self, bundle: str) -> list[tuple[float, str | None]]:
-        """The ownership history of ``bundle``: (time, new owner or None), in order."""
-        times, owners = self._ownership().get(bundle, ([], []))
-        return list(zip(times, owners))
+    @property
+    def views(self) -> Any:
+        """The views of the run's system over this trace (the ``views`` class its :class:`~clusteremu.emulator.systems.System`
+        names, e.g. Pulsar's ``owner_at``); ``LookupError`` when the run's system declares none."""
+        if self._views is None:
+            model = self.model
+            try:
+                target = systems.system(model).views
+            except KeyError as err:
+                raise LookupError(f"{self.run.dir}: {err.args[0]}") from None
+            if target is None:
+                raise LookupError(f"{self.run.dir}: the {model} system declares no trace views")
+            self._views = systems.load(target)(self)
+        return self._views
 
     def leader_at(self, t: float) -> str | None:
         """The leader broker at ``t`` (events at ``t`` applied): the agent of the latest ``leader_elected``,
@@ -255,21 +297,21 @@ class Trace:
         """The leadership history: (time, new leader or None when vacant), in order."""
         return list(zip(*self._leadership()))
 
-    def last_report(self, broker: str, t: float) -> Event | None:
-        """``broker``'s latest ``load_report`` at or before ``t``."""
-        times, idx = self._per_agent("load_report").get(broker, (None, None))
+    def latest(self, kind: str, agent: str, t: float) -> Event | None:
+        """``agent``'s latest event of ``kind`` at or before ``t``."""
+        times, idx = self._per_agent(kind).get(agent, (None, None))
         if times is None:
             return None
         i = int(np.searchsorted(times, t, side="right"))
         return self.events[idx[i - 1]] if i else None
 
-    def reports_at(self, t: float) -> dict[str, Event]:
-        """Every broker's latest ``load_report`` at or before ``t``."""
+    def latest_per_agent(self, kind: str, t: float) -> dict[str, Event]:
+        """Every agent's latest event of ``kind`` at or before ``t``, agents in name order."""
         out = {}
-        for broker in sorted(self._per_agent("load_report")):
-            ev = self.last_report(broker, t)
+        for agent in sorted(self._per_agent(kind)):
+            ev = self.latest(kind, agent, t)
             if ev is not None:
-                out[broker] = ev
+                out[agent] = ev
         return out
 
     # -- internals --------------------------------------------------------------------------------------------
@@ -304,7 +346,7 @@ class Trace:
         out = []
         for i in candidates:
             ev = events[i]
-            if entity is not None and not matches_entity(ev, entity):
+            if entity is not None and not matches_entity(ev, entity, self.entity_fields):
                 continue
             if where is not None and not where(ev):
                 continue
@@ -321,35 +363,6 @@ class Trace:
             cached = {a: (self.times[ix], np.asarray(ix, dtype=np.int64)) for a, ix in groups.items()}
             self._agent_index[kind] = cached
         return cached
-
-    def _ownership(self) -> dict[str, tuple[list[float], list[str | None]]]:
-        if self._owners is None:
-            current: dict[str, str | None] = {}
-            history: dict[str, tuple[list[float], list[str | None]]] = {}
-
-            def change(bundle: str, t: float, owner: str | None) -> None:
-                current[bundle] = owner
-                times, owners = history.setdefault(bundle, ([], []))
-                if times and times[-1] == t:
-                    owners[-1] = owner  # only the state after every event at t is observable
-                else:
-                    times.append(t)
-                    owners.append(owner)
-
-            for ev in self.select(("bundle_owned", "bundle_unloaded", "store_session_expired")):
-                if ev.kind == "bundle_owned":
-                    change(ev.bundle, ev.t, ev.agent)
-                elif ev.kind == "bundle_unloaded":
-                    if current.get(ev.bundle) == ev.agent:
-                        change(ev.bundle, ev.t, None)
-                else:
-                    lost = ev.get("owner")
-                    if lost:
-                        for bundle, owner in list(current.items()):
-                            if owner == lost:
-                                change(bundle, ev.t, None)
-            self._owners = history
-        return self._owners
 
     def _leadership(self) -> tuple[list[float], list[str | None]]:
         if self._leaders is None:
@@ -407,9 +420,7 @@ def _filters(filters: dict[str, Any]) -> dict[str, Any]:
     return filters
 
 
-def _grouping(by: str | Callable[[Event], Any] | None) -> Callable[[Event], Any]:
-    if by is None:
-        return entity_of
+def _grouping(by: str | Callable[[Event], Any]) -> Callable[[Event], Any]:
     if callable(by):
         return by
     field = by

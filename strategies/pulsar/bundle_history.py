@@ -23,6 +23,7 @@ from typing import Any, Iterable, Iterator, Mapping, MutableMapping
 import numpy as np
 
 from clusteremu.base.java import java_order
+
 from .load_data import (
     NUM_LONG_SAMPLES,
     NUM_SHORT_SAMPLES,

@@ -12,6 +12,8 @@ fractions 0–1, as in Pulsar), ``minUnloadMessage`` is msg/s, ``minUnloadMessag
 * :class:`PulsarConfig` — built from a dict; missing keys take the defaults, values are converted to the
   key's type (a bad value raises :class:`clusteremu.base.errors.InputError`), unknown keys are kept and listed by
   :meth:`PulsarConfig.unknown_keys` so a scenario loader can refuse them.
+* :func:`as_config` — what every strategy does with the ``config`` it is given: a ``PulsarConfig`` as is, a plain
+  mapping (or ``None``) wrapped.
 * :func:`parse_broker_conf` — ``broker.conf`` lines to a dict of typed values.
 
 Departures from Pulsar: Pulsar parses booleans with ``Boolean.valueOf`` (anything but ``true`` is
@@ -26,7 +28,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from clusteremu.base.errors import InputError
 
-__all__ = ["DEFAULTS", "OPTIONAL_FLOAT_KEYS", "PulsarConfig", "convert_value", "parse_broker_conf"]
+__all__ = ["DEFAULTS", "OPTIONAL_FLOAT_KEYS", "PulsarConfig", "as_config", "convert_value", "parse_broker_conf"]
 
 _IMPL = "org.apache.pulsar.broker.loadbalance.impl."
 
@@ -290,6 +292,12 @@ def _renamed_weight(new: float, old: float) -> float:
     if old != 1.0:
         return old
     return 1.0
+
+
+def as_config(config: Mapping[str, Any] | PulsarConfig | None) -> PulsarConfig:
+    """``config`` as a :class:`PulsarConfig`: one given as such is used as is, a plain mapping of Pulsar keys is
+    converted (``InputError`` for a bad value), ``None`` means Pulsar's defaults."""
+    return config if isinstance(config, PulsarConfig) else PulsarConfig(config)
 
 
 def parse_broker_conf(lines: Iterable[str], source: str = "broker.conf") -> dict[str, Any]:

@@ -30,22 +30,22 @@ term averages, default stats for bundles without data).
 from __future__ import annotations
 
 import functools
-import json
 import math
 import re
-from decimal import ROUND_HALF_UP, Decimal
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping, TypeVar
+from typing import Any, Iterable, Iterator, Mapping, MutableMapping
 
 from clusteremu.base.errors import InputError
+from clusteremu.base.java import format_fixed, jackson_double_out, java_order
 
-from clusteremu.base.java import java_order
+from .json_input import JsonObject, read_document, show
 from .resource_usage import (
     ResourceUsage,
     max_resource_usage,
     max_resource_usage_with_weight,
     max_resource_usage_with_weight_5,
 )
+from .split.bundles import bundle_namespace
 
 __all__ = [
     "BrokerData",
@@ -59,7 +59,6 @@ __all__ = [
     "NamespaceBundleStats",
     "TimeAverageBrokerData",
     "TimeAverageMessageData",
-    "bundle_namespace",
     "default_bundle_stats",
     "is_system_service_namespace",
 ]
@@ -80,12 +79,6 @@ _HEARTBEAT_NAMESPACE_V2 = re.compile(r"pulsar/([^:]+:\d+)")
 _SLA_NAMESPACE = re.compile(r"sla-monitor/[^/]+/([^:]+:\d+)")
 
 
-def bundle_namespace(bundle: str) -> str:
-    """``NamespaceBundle.getBundleNamespace``: the part before the last ``/`` (the name itself if none)."""
-    index = bundle.rfind("/")
-    return bundle[:index] if index != -1 else bundle
-
-
 def is_system_service_namespace(namespace: str) -> bool:
     """``NamespaceService.isSystemServiceNamespace``: ``pulsar/system``, heartbeat (v1, v2) or SLA monitor."""
     return (
@@ -97,155 +90,7 @@ def is_system_service_namespace(namespace: str) -> bool:
 
 
 # --------------------------------------------------------------------------------------------------
-# JSON reading with paths in the error messages
-
-
-def _show(value: Any) -> str:
-    try:
-        return json.dumps(value)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def _key_path(path: str, key: str) -> str:
-    return f"{path}[{json.dumps(key)}]"
-
-
-def _field_path(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name
-
-
-T = TypeVar("T")
-
-
-class _Reader:
-    """Reads one JSON object, raising InputError(where=<JSON path>) on type errors."""
-
-    def __init__(self, obj: Any, path: str, what: str = "an object") -> None:
-        if not isinstance(obj, dict):
-            raise InputError(path, f"expected {what}, got {_show(obj)}")
-        self.obj = obj
-        self.path = path
-        self.used: set[str] = set()
-
-    def _get(self, name: str) -> tuple[bool, Any]:
-        self.used.add(name)
-        if name in self.obj and self.obj[name] is not None:
-            return True, self.obj[name]
-        return False, None
-
-    def fail(self, name: str, expected: str, value: Any) -> InputError:
-        return InputError(_field_path(self.path, name), f"expected {expected}, got {_show(value)}")
-
-    def number(self, name: str, default: float = 0.0) -> float:
-        present, value = self._get(name)
-        if not present:
-            return default
-        return _as_number(value, lambda: self.fail(name, "a number", value))
-
-    def integer(self, name: str, default: int = 0) -> int:
-        present, value = self._get(name)
-        if not present:
-            return default
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(name, "an integer", value)
-        if isinstance(value, float):
-            if not (math.isfinite(value) and value.is_integer()):
-                raise self.fail(name, "an integer", value)
-            value = int(value)
-        return value
-
-    def boolean(self, name: str, default: bool) -> bool:
-        present, value = self._get(name)
-        if not present:
-            return default
-        if not isinstance(value, bool):
-            raise self.fail(name, "true or false", value)
-        return value
-
-    def string(self, name: str, default: str | None = None) -> str | None:
-        present, value = self._get(name)
-        if not present:
-            return default
-        if not isinstance(value, str):
-            raise self.fail(name, "a string", value)
-        return value
-
-    def strings(self, name: str) -> list[str] | None:
-        present, value = self._get(name)
-        if not present:
-            return None
-        if not isinstance(value, list):
-            raise self.fail(name, "a list of strings", value)
-        for i, item in enumerate(value):
-            if not isinstance(item, str):
-                raise InputError(f"{_field_path(self.path, name)}[{i}]", f"expected a string, got {_show(item)}")
-        return list(value)
-
-    def child(self, name: str) -> "_Reader | None":
-        present, value = self._get(name)
-        if not present:
-            return None
-        return _Reader(value, _field_path(self.path, name))
-
-    def mapping(self, name: str, build: Callable[[Any, str], T]) -> dict[str, T]:
-        present, value = self._get(name)
-        if not present:
-            return {}
-        path = _field_path(self.path, name)
-        if not isinstance(value, dict):
-            raise InputError(path, f"expected an object, got {_show(value)}")
-        return {key: build(item, _key_path(path, key)) for key, item in value.items()}
-
-    def extra(self) -> dict[str, Any]:
-        return {k: v for k, v in self.obj.items() if k not in self.used}
-
-
-_SPECIAL_NUMBERS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
-
-
-def _as_number(value: Any, error: Callable[[], InputError]) -> float:
-    if isinstance(value, bool):
-        raise error()
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str) and value in _SPECIAL_NUMBERS:
-        return _SPECIAL_NUMBERS[value]
-    raise error()
-
-
-def _json_number(value: float) -> Any:
-    """Floats as JSON: integral values as ints, NaN/±inf as Jackson's strings."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return value
-
-
-def _java_format_2f(value: float) -> str:
-    """``String.format(Locale.ENGLISH, "%.2f", value)``: half-up rounding of the shortest decimal digits."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return format(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP), "f")
-
-
-# --------------------------------------------------------------------------------------------------
 # Data classes
-
-
-def _resource(reader: _Reader, name: str) -> ResourceUsage:
-    child = reader.child(name)
-    if child is None:
-        return ResourceUsage()
-    usage = ResourceUsage(child.number("usage"), child.number("limit"))
-    return usage
-
-
-def _resource_json(usage: ResourceUsage) -> dict[str, Any]:
-    return {"usage": _json_number(usage.usage), "limit": _json_number(usage.limit)}
 
 
 @dataclass
@@ -275,7 +120,7 @@ class NamespaceBundleStats:
             if values is not None and all(type(v) is float or type(v) is int for v in values[:4]) and all(
                     type(v) is int for v in values[4:]):
                 return cls(float(values[0]), float(values[1]), float(values[2]), float(values[3]), *values[4:])
-        r = _Reader(obj, path)
+        r = JsonObject(obj, path)
         out = cls(
             msg_rate_in=r.number("msgRateIn"),
             msg_throughput_in=r.number("msgThroughputIn"),
@@ -291,10 +136,10 @@ class NamespaceBundleStats:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "msgRateIn": _json_number(self.msg_rate_in),
-            "msgThroughputIn": _json_number(self.msg_throughput_in),
-            "msgRateOut": _json_number(self.msg_rate_out),
-            "msgThroughputOut": _json_number(self.msg_throughput_out),
+            "msgRateIn": jackson_double_out(self.msg_rate_in),
+            "msgThroughputIn": jackson_double_out(self.msg_throughput_in),
+            "msgRateOut": jackson_double_out(self.msg_rate_out),
+            "msgThroughputOut": jackson_double_out(self.msg_throughput_out),
             "consumerCount": self.consumer_count,
             "producerCount": self.producer_count,
             "topics": self.topics,
@@ -386,7 +231,7 @@ class LocalBrokerData:
     def print_resource_usage(self) -> str:
         """``printResourceUsage()``: ``"cpu: 10.00%, memory: 50.00%, directMemory: ..."`` as Java formats it."""
         return ", ".join(
-            f"{name}: {_java_format_2f(usage.percent_usage())}%"
+            f"{name}: {format_fixed(usage.percent_usage(), 2)}%"
             for name, usage in (
                 ("cpu", self.cpu),
                 ("memory", self.memory),
@@ -405,7 +250,7 @@ class LocalBrokerData:
                   last_stats: dict[str, NamespaceBundleStats] | None = None) -> "LocalBrokerData":
         """``last_stats``: ``lastStats`` already parsed from JSON equal to ``obj["lastStats"]`` (the caller
         compared them), taken as they are instead of parsing hundreds of bundles again."""
-        r = _Reader(obj, path)
+        r = JsonObject(obj, path)
         if last_stats is not None:
             r.used.add("lastStats")
         out = cls(
@@ -415,11 +260,11 @@ class LocalBrokerData:
             pulsar_service_url_tls=r.string("pulsarServiceUrlTls"),
             persistent_topics_enabled=r.boolean("persistentTopicsEnabled", True),
             non_persistent_topics_enabled=r.boolean("nonPersistentTopicsEnabled", True),
-            cpu=_resource(r, "cpu"),
-            memory=_resource(r, "memory"),
-            direct_memory=_resource(r, "directMemory"),
-            bandwidth_in=_resource(r, "bandwidthIn"),
-            bandwidth_out=_resource(r, "bandwidthOut"),
+            cpu=r.build("cpu", ResourceUsage.from_json, ResourceUsage),
+            memory=r.build("memory", ResourceUsage.from_json, ResourceUsage),
+            direct_memory=r.build("directMemory", ResourceUsage.from_json, ResourceUsage),
+            bandwidth_in=r.build("bandwidthIn", ResourceUsage.from_json, ResourceUsage),
+            bandwidth_out=r.build("bandwidthOut", ResourceUsage.from_json, ResourceUsage),
             msg_throughput_in=r.number("msgThroughputIn"),
             msg_throughput_out=r.number("msgThroughputOut"),
             msg_rate_in=r.number("msgRateIn"),
@@ -454,15 +299,15 @@ class LocalBrokerData:
             {
                 "persistentTopicsEnabled": self.persistent_topics_enabled,
                 "nonPersistentTopicsEnabled": self.non_persistent_topics_enabled,
-                "cpu": _resource_json(self.cpu),
-                "memory": _resource_json(self.memory),
-                "directMemory": _resource_json(self.direct_memory),
-                "bandwidthIn": _resource_json(self.bandwidth_in),
-                "bandwidthOut": _resource_json(self.bandwidth_out),
-                "msgThroughputIn": _json_number(self.msg_throughput_in),
-                "msgThroughputOut": _json_number(self.msg_throughput_out),
-                "msgRateIn": _json_number(self.msg_rate_in),
-                "msgRateOut": _json_number(self.msg_rate_out),
+                "cpu": self.cpu.to_json(),
+                "memory": self.memory.to_json(),
+                "directMemory": self.direct_memory.to_json(),
+                "bandwidthIn": self.bandwidth_in.to_json(),
+                "bandwidthOut": self.bandwidth_out.to_json(),
+                "msgThroughputIn": jackson_double_out(self.msg_throughput_in),
+                "msgThroughputOut": jackson_double_out(self.msg_throughput_out),
+                "msgRateIn": jackson_double_out(self.msg_rate_in),
+                "msgRateOut": jackson_double_out(self.msg_rate_out),
                 "lastUpdate": self.last_update,
                 "lastStats": {k: v.to_json() for k, v in self.last_stats.items()},
                 "numTopics": self.num_topics,
@@ -535,7 +380,7 @@ class TimeAverageMessageData:
 
     @classmethod
     def from_json(cls, obj: Any, path: str, default_max_samples: int) -> "TimeAverageMessageData":
-        r = _Reader(obj, path)
+        r = JsonObject(obj, path)
         return cls(
             max_samples=r.integer("maxSamples", default_max_samples),
             num_samples=r.integer("numSamples"),
@@ -549,10 +394,10 @@ class TimeAverageMessageData:
         return {
             "maxSamples": self.max_samples,
             "numSamples": self.num_samples,
-            "msgThroughputIn": _json_number(self.msg_throughput_in),
-            "msgThroughputOut": _json_number(self.msg_throughput_out),
-            "msgRateIn": _json_number(self.msg_rate_in),
-            "msgRateOut": _json_number(self.msg_rate_out),
+            "msgThroughputIn": jackson_double_out(self.msg_throughput_in),
+            "msgThroughputOut": jackson_double_out(self.msg_throughput_out),
+            "msgRateIn": jackson_double_out(self.msg_rate_in),
+            "msgRateOut": jackson_double_out(self.msg_rate_out),
         }
 
 
@@ -590,16 +435,18 @@ class BundleData:
 
     @classmethod
     def from_json(cls, obj: Any, path: str) -> "BundleData":
-        r = _Reader(obj, path)
-        short = r.child("shortTermData")
-        long_ = r.child("longTermData")
+        r = JsonObject(obj, path)
         return cls(
-            short_term_data=TimeAverageMessageData.from_json(short.obj, short.path, NUM_SHORT_SAMPLES)
-            if short
-            else TimeAverageMessageData(max_samples=NUM_SHORT_SAMPLES),
-            long_term_data=TimeAverageMessageData.from_json(long_.obj, long_.path, NUM_LONG_SAMPLES)
-            if long_
-            else TimeAverageMessageData(max_samples=NUM_LONG_SAMPLES),
+            short_term_data=r.build(
+                "shortTermData",
+                lambda value, at: TimeAverageMessageData.from_json(value, at, NUM_SHORT_SAMPLES),
+                lambda: TimeAverageMessageData(max_samples=NUM_SHORT_SAMPLES),
+            ),
+            long_term_data=r.build(
+                "longTermData",
+                lambda value, at: TimeAverageMessageData.from_json(value, at, NUM_LONG_SAMPLES),
+                lambda: TimeAverageMessageData(max_samples=NUM_LONG_SAMPLES),
+            ),
             topics=r.integer("topics"),
         )
 
@@ -673,11 +520,11 @@ class TimeAverageBrokerData:
 
     @classmethod
     def from_json(cls, obj: Any, path: str) -> "TimeAverageBrokerData":
-        r = _Reader(obj, path)
+        r = JsonObject(obj, path)
         return cls(**{attr: r.number(name) for attr, name in _TIME_AVERAGE_FIELDS})
 
     def to_json(self) -> dict[str, Any]:
-        return {name: _json_number(getattr(self, attr)) for attr, name in _TIME_AVERAGE_FIELDS}
+        return {name: jackson_double_out(getattr(self, attr)) for attr, name in _TIME_AVERAGE_FIELDS}
 
 
 @dataclass
@@ -690,12 +537,10 @@ class BrokerData:
 
     @classmethod
     def from_json(cls, obj: Any, path: str) -> "BrokerData":
-        r = _Reader(obj, path)
-        local = r.child("localData")
-        tad = r.child("timeAverageData")
+        r = JsonObject(obj, path)
         return cls(
-            local_data=LocalBrokerData.from_json(local.obj, local.path) if local else LocalBrokerData(),
-            time_average_data=TimeAverageBrokerData.from_json(tad.obj, tad.path) if tad else TimeAverageBrokerData(),
+            local_data=r.build("localData", LocalBrokerData.from_json, LocalBrokerData),
+            time_average_data=r.build("timeAverageData", TimeAverageBrokerData.from_json, TimeAverageBrokerData),
             preallocated_bundle_data=r.mapping("preallocatedBundleData", BundleData.from_json),
         )
 
@@ -776,16 +621,11 @@ class LoadData:
         Raises :class:`clusteremu.base.errors.InputError` (e.g. ``brokerData["b1"].localData.cpu.usage: expected
         a number, got "x"``).
         """
-        try:
-            return cls._from_json(obj)
-        except InputError as err:
-            if where:
-                raise InputError(f"{where}: {err.where}" if err.where else where, err.reason) from None
-            raise
+        return read_document(cls._from_json, obj, where)
 
     @classmethod
     def _from_json(cls, obj: Any) -> "LoadData":
-        r = _Reader(obj, "", "a LoadData object")
+        r = JsonObject(obj, "", "a LoadData object")
         unknown = [k for k in obj if k not in _TOP_LEVEL]
         if unknown:
             raise InputError(
@@ -800,7 +640,7 @@ class LoadData:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or (
                 isinstance(value, float) and not (math.isfinite(value) and value.is_integer())
             ):
-                raise InputError(path, f"expected an epoch-millisecond integer, got {_show(value)}")
+                raise InputError(path, f"expected an epoch-millisecond integer, got {show(value)}")
             return int(value)
 
         out.recently_unloaded_bundles = r.mapping("recentlyUnloadedBundles", timestamp)

@@ -12,7 +12,7 @@ from typing import Any, Literal, Mapping
 
 import numpy as np
 
-from .config import PulsarConfig
+from .config import PulsarConfig, as_config
 
 __all__ = ["Kind", "canonical_name", "create", "names", "resolve", "target"]
 
@@ -100,5 +100,4 @@ def create(
     """Instantiate the strategy ``name`` with ``config`` (ServiceConfiguration keys, Pulsar units;
     missing keys take Pulsar's defaults) and ``rng`` (default ``numpy.random.default_rng(0)``)."""
     cls = resolve(name)
-    cfg = config if isinstance(config, PulsarConfig) else PulsarConfig(config)
-    return cls(cfg, rng if rng is not None else np.random.default_rng(0))
+    return cls(as_config(config), rng if rng is not None else np.random.default_rng(0))

@@ -38,9 +38,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Union
 
-from .config import PulsarConfig
+from clusteremu.base.java import strict_max
+
+from .config import PulsarConfig, as_config
 from .load_data import LocalBrokerData
-from .resource_usage import java_max, weighted_max_4
+from .resource_usage import weighted_max_4
 
 __all__ = [
     "MAX_INTERVAL",
@@ -70,15 +72,11 @@ def percent_change(old: float, new: float) -> float:
     return 100 * abs((old - new) / old)
 
 
-def _config(config: Mapping[str, Any] | PulsarConfig | None) -> PulsarConfig:
-    return config if isinstance(config, PulsarConfig) else PulsarConfig(config)
-
-
 def report_figures(report: BrokerReport, config: Mapping[str, Any] | PulsarConfig | None = None
                    ) -> tuple[float, float, float, float]:
     """(total msg/s, total bytes/s, number of bundles, weighted max usage fraction) of one report: all the
     rule reads of it. A caller that checks the same report often keeps them (see :func:`reason_from_figures`)."""
-    cfg = _config(config)
+    cfg = as_config(config)
     if isinstance(report, LocalBrokerData):
         return (
             report.msg_rate_in + report.msg_rate_out,
@@ -104,14 +102,14 @@ def max_change_percentage(
     last: BrokerReport, current: BrokerReport, config: Mapping[str, Any] | PulsarConfig | None = None
 ) -> float:
     """The largest of the four changes between the last written report and the current one (percent)."""
-    cfg = _config(config)
+    cfg = as_config(config)
     return _max_change(report_figures(last, cfg), report_figures(current, cfg))
 
 
 def _max_change(last: tuple[float, float, float, float], current: tuple[float, float, float, float]) -> float:
     rate0, thr0, bundles0, usage0 = last
     rate1, thr1, bundles1, usage1 = current
-    return java_max(
+    return strict_max(
         (
             percent_change(rate0, rate1),
             percent_change(thr0, thr1),
@@ -131,7 +129,7 @@ def update_reason(
 
     ``since_last_write_ms`` is ``now - current.lastUpdate`` in milliseconds.
     """
-    cfg = _config(config)
+    cfg = as_config(config)
     return reason_from_figures(report_figures(last, cfg), report_figures(current, cfg), since_last_write_ms, cfg)
 
 

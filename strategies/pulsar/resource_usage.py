@@ -21,21 +21,21 @@ here with ``numpy.float32``.
   the int 100 in float, so this one stays float32 until the very end.
 
 The max helpers start at −∞ and keep an argument only when it is strictly greater, so NaN arguments
-are ignored and an all-NaN call returns −∞ (exactly like Java).
+are ignored and an all-NaN call returns −∞ (exactly like Java; :func:`clusteremu.base.java.strict_max`).
 """
 from __future__ import annotations
 
-import math
-import struct
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
+from clusteremu.base.java import float_divide, float_multiply, jackson_double_out, strict_max, strict_max_float, to_float
+
+from .json_input import JsonObject
+
 __all__ = [
     "ResourceUsage",
-    "java_max",
-    "java_max_f32",
     "max_resource_usage",
     "max_resource_usage_with_weight",
     "max_resource_usage_with_weight_5",
@@ -43,17 +43,6 @@ __all__ = [
 ]
 
 _F32_HUNDRED = np.float32(100.0)
-
-
-_FLOAT32 = struct.Struct("f")
-
-
-def _f32(x: float) -> float:
-    """``x`` rounded to the nearest float32, as Java's ``(float)`` cast does (beyond the range: ±inf)."""
-    try:
-        return _FLOAT32.unpack(_FLOAT32.pack(x))[0]
-    except OverflowError:
-        return math.copysign(math.inf, x)
 
 
 @dataclass
@@ -70,44 +59,29 @@ class ResourceUsage:
     def percent_usage(self) -> float:
         """``percentUsage()`` widened to double (a Python float), in percent (0–100, or more).
 
-        Computed in doubles rounded to float32 after each operation: a double holds more than twice float32's
-        precision, so this is float32 arithmetic to the bit (inf and NaN usages propagate as in Java), without
-        numpy scalars, which cost more than the rest of a broker's report check."""
+        Float32 arithmetic to the bit on plain floats (see :mod:`clusteremu.base.java.floats`): numpy scalars
+        cost more than the rest of a broker's report check. A positive limit below float32's range divides by
+        zero, as in Java."""
         proportion = 0.0
         if self.limit > 0:
-            usage, limit = _f32(self.usage), _f32(self.limit)
-            if limit != 0.0:
-                proportion = _f32(usage / limit)
-            else:  # a positive limit below float32's range
-                proportion = math.nan if usage == 0.0 or usage != usage else math.copysign(math.inf, usage)
-        return _f32(proportion * 100.0)
+            proportion = float_divide(to_float(self.usage), to_float(self.limit))
+        return float_multiply(proportion, 100.0)
 
-    def to_json(self) -> dict[str, float]:
-        """Pulsar's JSON shape: ``{"usage": .., "limit": ..}``."""
-        return {"usage": self.usage, "limit": self.limit}
+    def to_json(self) -> dict[str, Any]:
+        """Pulsar's JSON shape ``{"usage": .., "limit": ..}``, doubles as Jackson writes them (``"NaN"``, ...)."""
+        return {"usage": jackson_double_out(self.usage), "limit": jackson_double_out(self.limit)}
 
     @classmethod
-    def from_json(cls, obj: Any) -> "ResourceUsage":
-        """Build from ``{"usage": .., "limit": ..}`` (no validation; see ``load_data`` for validated input)."""
-        return cls(float(obj.get("usage", 0.0)), float(obj.get("limit", 0.0)))
+    def from_json(cls, obj: Any, path: str) -> "ResourceUsage":
+        """Read ``{"usage": .., "limit": ..}`` found at JSON path ``path`` (an absent or null field is 0); a bad
+        value raises :class:`clusteremu.base.errors.InputError` naming its path."""
+        r = JsonObject(obj, path, 'a ResourceUsage object ({"usage", "limit"})')
+        return cls(r.number("usage"), r.number("limit"))
 
 
-def java_max(values: Iterable[float]) -> float:
-    """Java's ``max(double...)``: start at −∞, keep strictly greater values (NaN never wins)."""
-    best = -math.inf
-    for v in values:
-        if v > best:
-            best = v
-    return best
-
-
-def java_max_f32(values: Iterable[np.float32]) -> np.float32:
-    """Java's ``max(float...)``: the float32 twin of :func:`java_max`."""
-    best = np.float32(-np.inf)
-    for v in values:
-        if v > best:
-            best = np.float32(v)
-    return best
+def _weighted_max(*weighted: tuple[ResourceUsage, float]) -> float:
+    # float percentUsage() times a double weight is a double product, so the max is taken in double
+    return strict_max(usage.percent_usage() * weight for usage, weight in weighted) / 100
 
 
 def max_resource_usage_with_weight(
@@ -121,16 +95,11 @@ def max_resource_usage_with_weight(
     bandwidth_out_weight: float,
 ) -> float:
     """Newest 4-argument ``getMaxResourceUsageWithWeight``, as a fraction (memory is not considered)."""
-    return (
-        java_max(
-            (
-                cpu.percent_usage() * cpu_weight,
-                direct_memory.percent_usage() * direct_memory_weight,
-                bandwidth_in.percent_usage() * bandwidth_in_weight,
-                bandwidth_out.percent_usage() * bandwidth_out_weight,
-            )
-        )
-        / 100
+    return _weighted_max(
+        (cpu, cpu_weight),
+        (direct_memory, direct_memory_weight),
+        (bandwidth_in, bandwidth_in_weight),
+        (bandwidth_out, bandwidth_out_weight),
     )
 
 
@@ -147,17 +116,12 @@ def max_resource_usage_with_weight_5(
     bandwidth_out_weight: float,
 ) -> float:
     """Old/extensible 5-argument ``getMaxResourceUsageWithWeight`` (memory included), as a fraction."""
-    return (
-        java_max(
-            (
-                cpu.percent_usage() * cpu_weight,
-                memory.percent_usage() * memory_weight,
-                direct_memory.percent_usage() * direct_memory_weight,
-                bandwidth_in.percent_usage() * bandwidth_in_weight,
-                bandwidth_out.percent_usage() * bandwidth_out_weight,
-            )
-        )
-        / 100
+    return _weighted_max(
+        (cpu, cpu_weight),
+        (memory, memory_weight),
+        (direct_memory, direct_memory_weight),
+        (bandwidth_in, bandwidth_in_weight),
+        (bandwidth_out, bandwidth_out_weight),
     )
 
 
@@ -177,7 +141,7 @@ def max_resource_usage(
         values.append(memory.percent_usage_f32())
     values += [direct_memory.percent_usage_f32(), bandwidth_in.percent_usage_f32(), bandwidth_out.percent_usage_f32()]
     with np.errstate(all="ignore"):
-        return float(np.float32(java_max_f32(values) / _F32_HUNDRED))
+        return float(np.float32(strict_max_float(values) / _F32_HUNDRED))
 
 
 def weighted_max_4(local_data: Mapping[str, Any], config: Mapping[str, Any]) -> float:

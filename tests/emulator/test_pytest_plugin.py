@@ -159,11 +159,11 @@ def test_bad_overrides_are_refused_with_the_key(emulate):
 
 
 def test_the_scenario_builder(scenario):
-    b = scenario("kernel-heartbeat").named("mine").seed(9).duration(42.5).set(workload__heartbeat_interval_s=1.0)
+    b = scenario("kernel-heartbeat").named("mine").seed(9).duration(142.5).set(workload__heartbeat_interval_s=1.0)
     b.crash("member-5", at=30).drop("member-*", ["monitor"], at=10, probability=0.5, duration_s=5).delay(
         "member-1", "monitor", at=1, extra_ms=5)
     sc = b.build()
-    assert (sc.name, sc.seed, sc.duration_s) == ("mine", 9, 42.5)
+    assert (sc.name, sc.seed, sc.duration_s) == ("mine", 9, 142.5)
     assert sc.data["workload"]["heartbeat_interval_s"] == 1.0
     assert [f["kind"] for f in sc.data["faults"]] == ["pause", "crash", "drop", "delay"]
     assert sc.data["faults"][2]["between"] == [["member-*"], ["monitor"]]

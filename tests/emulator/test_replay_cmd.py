@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import msgpack
 
-from clusteremu.emulator.cli import main
+from clusteremu.cli import main
 from clusteremu.emulator.trace.framing import frame, iter_payloads, read_header
 
 

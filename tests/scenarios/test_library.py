@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from clusteremu.emulator.testing import assert_count, assert_never
 from clusteremu.scenarios.loader import load_scenario
-from clusteremu.tools.sweep import SUITES
+from clusteremu.tools.sweep import suites
 
 MINUTE = 60.0
 
@@ -25,8 +25,8 @@ def above_average(e) -> bool:
 
 
 def test_every_library_scenario_documents_its_source_and_expectation():
-    for name in (SUITES["article-avgshedder"].scenarios + SUITES["pulsar-pathologies"].scenarios
-                 + SUITES["pulsar-mechanisms"].scenarios):
+    for name in (suites()["article-avgshedder"].scenarios + suites()["pulsar-pathologies"].scenarios
+                 + suites()["pulsar-mechanisms"].scenarios):
         raw = load_scenario(name).data["scenario"]
         assert raw["description"] and raw["source"].startswith("shared/seeds/") and raw["expect"], name
 

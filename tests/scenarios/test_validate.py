@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from clusteremu.emulator.cli import main
+from clusteremu.cli import main
 from clusteremu.scenarios.catalog import builtins
 
 GOOD = """

@@ -8,19 +8,8 @@ import pandas as pd
 import pytest
 
 from clusteremu.base.errors import InputError
-from clusteremu.tools.compare import (
-    Criterion,
-    Group,
-    RatingRules,
-    RunSummary,
-    comparison,
-    group_runs,
-    label_of,
-    rate,
-    speed_minutes,
-    strongest_share,
-    to_csv,
-)
+from clusteremu.tools.analysis.pulsar_rating import RatingRules, rate, speed_minutes, strongest_share
+from clusteremu.tools.compare import Criterion, Group, RunSummary, comparison, group_runs, label_of, to_csv
 
 THRESHOLD = {"shedding": "org.apache.pulsar.broker.loadbalance.impl.ThresholdShedder",
              "placement": "org.apache.pulsar.broker.loadbalance.impl.LeastResourceUsageWithWeight"}

@@ -8,7 +8,7 @@ import pytest
 from clusteremu.base.errors import InputError
 from clusteremu.emulator.trace import open_run
 from clusteremu.scenarios.catalog import builtin_path
-from clusteremu.tools.sweep import SUITES, parse_grid, parse_seeds, plan, run_local, split_values
+from clusteremu.tools.sweep import parse_grid, suites, parse_seeds, plan, run_local, split_values
 
 
 def test_grid_values_split_outside_brackets_and_quotes():
@@ -30,7 +30,7 @@ def test_seeds():
 
 
 def test_every_suite_names_built_in_scenarios():
-    for name, suite in SUITES.items():
+    for name, suite in suites().items():
         assert suite.scenarios and suite.description, name
         for scenario in suite.scenarios:
             assert builtin_path(scenario) is not None, f"suite {name}: no built-in scenario {scenario}"
@@ -38,7 +38,7 @@ def test_every_suite_names_built_in_scenarios():
 
 def test_plan_is_the_cross_product_with_one_directory_per_run(tmp_path):
     points = plan(["kernel-heartbeat"], parse_grid(["cluster.members=2,3", "workload.timer_mode=fixed_rate,fixed_delay"]),
-                  [1, 2], tmp_path, ["scenario.duration_s=30"])
+                  [1, 2], tmp_path, ["scenario.duration_s=30", "faults=[]"])  # its pause at 120 s is past 30 s
     assert len(points) == 8
     assert len({p.run_dir for p in points}) == 8
     p = points[0]
@@ -46,7 +46,7 @@ def test_plan_is_the_cross_product_with_one_directory_per_run(tmp_path):
     assert p.grid == (("cluster.members", "2"), ("workload.timer_mode", "fixed_rate"))
     assert p.label == "kernel-heartbeat cluster.members=2,workload.timer_mode=fixed_rate"
     assert Path(p.run_dir) == tmp_path / "kernel-heartbeat" / "cluster.members=2,workload.timer_mode=fixed_rate" / "seed-1"
-    assert p.overrides == ("scenario.duration_s=30", "cluster.members=2", "workload.timer_mode=fixed_rate")
+    assert p.overrides == ("scenario.duration_s=30", "faults=[]", "cluster.members=2", "workload.timer_mode=fixed_rate")
 
 
 def test_a_bad_combination_is_refused_before_anything_runs(tmp_path):

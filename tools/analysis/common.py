@@ -17,20 +17,20 @@ from clusteremu.tools.spark.routing import PROBLEMS, TALLY, Key, Route, TallySpe
 from clusteremu.tools.spark.segments import EventSchema, Problem
 
 from .encoding import dumps
-from .model import Part, PartResult, RunParams
+from .model import Part, PartResult, RunParams, declared_schema
 from .stats import distribution
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-#: The kernel's kinds (emulator/trace/kinds.py, emulator/faults.py) that the common figures read.
-COMMON_SCHEMA = EventSchema(
+#: The kernel's kinds (emulator/trace/kinds.py, emulator/faults.py) that the common figures read, typed as declared.
+COMMON_SCHEMA = declared_schema(
     {
-        "stw_pause": {"duration_s": "float", "cause": "str"},
-        "fault_begin": {"fault": "str", "index": "int", "label": "str"},
-        "fault_end": {"fault": "str", "index": "int", "label": "str"},
-        "message_dropped": {"reason": "str"},
-        "agent_stopped": {"reason": "str"},
+        "stw_pause": ("duration_s", "cause"),
+        "fault_begin": ("fault", "index", "label"),
+        "fault_end": ("fault", "index", "label"),
+        "message_dropped": ("reason",),
+        "agent_stopped": ("reason",),
     }
 )
 

@@ -15,23 +15,24 @@ import numpy as np
 import pandas as pd
 
 from clusteremu.tools.spark.routing import Key
-from clusteremu.tools.spark.segments import EventSchema
 
 from .common import PART_BASE, counts_by
-from .model import Headline, ModelFigures, Part, PartResult, RunParams
+from .model import Headline, ModelFigures, Part, PartResult, RunParams, declared_schema
 from .runs import scenario_value
 from .stats import distribution
 
 if TYPE_CHECKING:
     from clusteremu.tools.report import Panel
 
-#: Only the fields the figures read (``heartbeat_sent`` is only counted: the decoder tallies it).
-SCHEMA = EventSchema(
+#: Only the fields the figures read (``heartbeat_sent`` is only counted: the decoder tallies it), typed as the
+#: declarations say (:mod:`clusteremu.agents.heartbeat.monitor`).
+SCHEMA = declared_schema(
     {
-        "heartbeat_received": {"member": "str", "n": "int", "gap_s": "float"},
-        "session_expired": {"member": "str", "silent_s": "float"},
-        "session_restored": {"member": "str"},
-    }
+        "heartbeat_received": ("member", "n", "gap_s"),
+        "session_expired": ("member", "silent_s"),
+        "session_restored": ("member",),
+    },
+    system="heartbeat",
 )
 
 
@@ -98,6 +99,8 @@ def gaps_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
 
 
 class HeartbeatFigures(ModelFigures):
+    """The heartbeat model's figures, tables and report panel (the ``figures`` target of the ``heartbeat`` system)."""
+
     model = "heartbeat"
     schema = SCHEMA
     marker_kinds = ("session_expired", "session_restored")

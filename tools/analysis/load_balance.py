@@ -3,7 +3,7 @@
 The Spark job of :mod:`clusteremu.tools.analysis.pulsar` calls these in its executors (``applyInPandas`` per run), the tests
 call them on hand-made frames. Every input is a DataFrame of one run's events in the shape of the decoded
 trace (columns ``t``, ``agent``, ``seq``, ``kind`` and the fields used); "latest value per broker" is the
-definition of :mod:`clusteremu.emulator.trace.series`, which these functions call. docs/analysis.md is the reference for
+definition of :mod:`clusteremu.tools.analysis.pulsar_series`, which these functions call. docs/analysis.md is the reference for
 every definition; the docstrings repeat the essentials.
 """
 from __future__ import annotations
@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from clusteremu.emulator.trace import series
-
+from . import pulsar_series as series
 from .stats import step_stats
 
 #: The columns of :func:`cluster_series`.

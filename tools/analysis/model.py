@@ -7,21 +7,26 @@ kind-specific string the model computes (``bundle_unloaded`` by ``reason``, say)
 rows of each part together and calls the part's pure pandas function on them in an executor; the runs, and the
 parts of a run, are computed in parallel. The driver assembles the figures from the tally and the parts.
 
-To add the figures of a new system (RocketMQ, Storm), subclass :class:`ModelFigures` in a module of this
-package, give it a schema, tally keys and parts, and register an instance in ``tools/analysis/__init__.py``
-under the model's name.
+Components: :class:`ModelFigures` (what a system subclasses), :class:`Part` and :data:`PartFunction`,
+:class:`PartResult`, :class:`RunParams` (what a part knows of its run), :class:`Context` (the runs of one model),
+:class:`Headline`, and :func:`declared_schema` (an :class:`EventSchema` typed by the event declarations).
+
+A system's figures are the ``figures`` target of its :class:`clusteremu.emulator.systems.System` (a
+:class:`ModelFigures` subclass in a module of the system's own); docs/analysis.md says what to declare.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Mapping
 
 import pandas as pd
 
+from clusteremu.emulator import models
+from clusteremu.emulator.trace import kinds as event_kinds
 from clusteremu.tools.spark.routing import Key
 from clusteremu.tools.spark.segments import EventSchema
 
-from .options import AnalysisOptions
+from .options import SETTLE_WINDOW, Option
 from .runs import RunInfo
 
 if TYPE_CHECKING:
@@ -32,12 +37,13 @@ if TYPE_CHECKING:
 class RunParams:
     """What a part function knows about its run besides its rows (small and picklable: it travels to the
     executors). ``end`` is the run's end on the time axis, ``window_start`` the start of its settle window,
-    ``scenario`` the scenario recorded in the manifest (empty when unknown)."""
+    ``options`` the resolved options of its model (``settle_window_s`` and the model's own, by name: what
+    ``summary.json`` records), ``scenario`` the scenario recorded in the manifest (empty when unknown)."""
 
     model: str
     end: float
     window_start: float
-    options: AnalysisOptions
+    options: Mapping[str, float]
     scenario: Mapping[str, Any]
 
 
@@ -66,10 +72,11 @@ class Part:
 
 @dataclass
 class Context:
-    """The runs of one model analysed together (a run's index is its position in ``runs``) and their ends."""
+    """The runs of one model analysed together (a run's index is its position in ``runs``), the model's resolved
+    options (:meth:`clusteremu.tools.analysis.options.AnalysisOptions.resolved`) and the runs' ends."""
 
     runs: list[RunInfo]
-    options: AnalysisOptions
+    options: Mapping[str, float]
     ends: dict[int, float] = field(default_factory=dict)
 
     def end(self, run: int) -> float:
@@ -77,7 +84,7 @@ class Context:
 
     def window_start(self, run: int) -> float:
         """Start of the settle window of run ``run``: its last ``settle_window_s`` seconds (from 0 at least)."""
-        return max(0.0, self.end(run) - self.options.settle_window_s)
+        return max(0.0, self.end(run) - self.options[SETTLE_WINDOW.name])
 
     def params(self, run: int) -> RunParams:
         info = self.runs[run]
@@ -104,6 +111,10 @@ class ModelFigures:
     marker_kinds: ClassVar[tuple[str, ...]] = ()
     #: Figures of the cross-run table, first in the report.
     headline: ClassVar[tuple[Headline, ...]] = ()
+    #: The model's own analysis options (``settle_window_s`` is every model's): recorded in ``summary.json``,
+    #: read by the parts from ``RunParams.options``, and each one with a ``flag`` is a flag of ``analyze``,
+    #: ``compare`` and ``sweep``.
+    options: ClassVar[tuple[Option, ...]] = ()
 
     def tally_keys(self) -> dict[str, Key]:
         """kind → how its tally is split (e.g. ``bundle_unloaded`` by ``reason``)."""
@@ -128,3 +139,25 @@ class ModelFigures:
     def panels(self, tables: Mapping[str, pd.DataFrame], summary: Mapping[str, Any]) -> list["Panel"]:
         """The plots of the report, from the run's tables and summary."""
         return []
+
+
+def declared_schema(fields: Mapping[str, Iterable[str]], *, system: str | None = None) -> EventSchema:
+    """The :class:`EventSchema` of ``fields`` (kind → the names of the fields an analysis reads), each field typed
+    as its kind's declaration says (:mod:`clusteremu.emulator.trace.kinds`), so that a kind's fields are declared
+    once. ``system`` names the registered system whose event declarations to load first; the kernel's own kinds
+    (``stw_pause``, ``fault_begin``, ...) are always loaded. KeyError for an undeclared kind or field."""
+    if system is not None:
+        models.declare_events(system)
+    # The kinds declared so far, without loading every model (``all_kinds()`` would import every system's agents).
+    declared = event_kinds.declared_kinds()
+    schema: dict[str, dict[str, str]] = {}
+    for kind, names in fields.items():
+        if kind not in declared:
+            raise KeyError(f"event kind {kind!r} is not declared (system {system!r})")
+        types = declared[kind].fields
+        missing = [n for n in names if n not in types]
+        if missing:
+            raise KeyError(f"event kind {kind!r} declares no field {', '.join(map(repr, missing))}")
+        # ``?`` marks an optional field: its values have the same type, or are null.
+        schema[kind] = {n: types[n].rstrip("?") for n in names}
+    return EventSchema(schema)

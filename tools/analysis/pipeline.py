@@ -52,9 +52,13 @@ def analyze(
 ) -> list[RunAnalysis]:
     """Analyse ``runs`` (in that order in the result). ``events``, when given, replaces the decoded traces: a
     DataFrame with the decoder's columns whose ``_run`` is the index in ``runs`` (the benchmark feeds the same
-    events from Parquet this way); then every run must have the same model."""
-    from clusteremu.tools.analysis import figures_for
+    events from Parquet this way); then every run must have the same model. ValueError for an option that no
+    registered system declares."""
+    from clusteremu.tools.analysis import declared_options, figures_for
 
+    unknown = set(options.values) - {o.name for o in declared_options()}
+    if unknown:
+        raise ValueError(f"no system declares the analysis option(s) {', '.join(sorted(unknown))}")
     groups: dict[str, list[RunInfo]] = {}
     for info in runs:
         groups.setdefault(info.model, []).append(info)
@@ -71,7 +75,7 @@ def _analyze_group(
     spark: "SparkSession", infos: list[RunInfo], model: ModelFigures, options: AnalysisOptions, events: "DataFrame | None"
 ) -> list[RunAnalysis]:
     schema = COMMON_SCHEMA.merged(model.schema)
-    ctx = Context(infos, options)
+    ctx = Context(infos, options.resolved(model.options))
     # The parts need each run's end before they run: a finished run's is in its manifest; an unfinished one's is
     # its last readable event, which the ends of its writers' streams give without decoding the rest.
     ctx.ends = {i: info.end(None if info.complete and info.until is not None else last_event_time(info.dir)) for i, info in enumerate(infos)}
@@ -114,7 +118,7 @@ def _analyze_group(
             },
             "partial": bool(run_problems) or not info.complete,
             "problems": run_problems,
-            "options": options.as_dict(),
+            "options": dict(ctx.options),
             "window": {"start_s": ctx.window_start(i), "end_s": ctx.end(i)},
             "figures": figures,
             "tables": {name: f"{name}.parquet" for name in tables},

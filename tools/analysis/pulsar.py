@@ -4,13 +4,17 @@ The vocabulary is :mod:`clusteremu.agents.pulsar.events`; docs/analysis.md defin
 per broker and reason, placements and random fallbacks, lookups and redirect hops, load reports with non-finite
 values, shedding cycles. From the parts (one run at a time, in the executors):
 
-* ``spread``: the article's spread and max/min panels (:mod:`clusteremu.emulator.trace.series`) over the run and the settle
+* ``spread``: the article's spread and max/min panels (:mod:`.pulsar_series`) over the run and the settle
   window, and when the cluster settled for good;
 * ``rounds``: over-unloading (a broker unloaded until it became the least loaded), and the per-broker load table;
 * ``bundles``: over-loading (a shed bundle placed on an above-average broker), unloads and random placements in
   the settle window;
 * ``topics``: topic unavailability, split by what closed the connection (around unloads: ``unload``);
 * ``leader``: elections, changes, time without a leader.
+
+:class:`PulsarFigures` is the ``figures`` target of the ``pulsar`` system; ``OPTIONS`` are its analysis options
+(``settle_spread``, flag ``--settle-spread``; ``round_gap_s`` and ``after_round_s``), ``SCHEMA`` the fields it
+reads, typed by the event declarations. Pulsar's rating is :mod:`.pulsar_rating`, its series :mod:`.pulsar_series`.
 """
 from __future__ import annotations
 
@@ -20,11 +24,11 @@ import numpy as np
 import pandas as pd
 
 from clusteremu.tools.spark.routing import Key
-from clusteremu.tools.spark.segments import EventSchema
 
 from . import load_balance
 from .common import PART_BASE, counts_by
-from .model import Headline, ModelFigures, Part, PartResult, RunParams
+from .model import Headline, ModelFigures, Part, PartResult, RunParams, declared_schema
+from .options import Option
 from .stats import distribution
 
 if TYPE_CHECKING:
@@ -44,22 +48,33 @@ LOAD_FIELDS = (
     "score",
 )
 
-#: Only the fields the figures read: every field decoded costs time on every event of its kind.
-SCHEMA = EventSchema(
+#: Only the fields the figures read: every field decoded costs time on every event of its kind. Their types are
+#: those of the declarations (:mod:`clusteremu.agents.pulsar.events`).
+SCHEMA = declared_schema(
     {
-        "load_report": {**{f: "float" for f in LOAD_FIELDS}, "num_bundles": "int", "num_topics": "int", "reason": "str"},
-        "bundle_unloaded": {"bundle": "str", "reason": "str"},
-        "unload_decided": {"bundle": "str", "reason": "str"},
-        "bundle_placed": {"bundle": "str", "broker": "str", "random_fallback": "bool", "scores": "dict"},
-        "shedding_cycle": {"unloads": "int"},
-        "lookup_hop": {"hop": "int", "response": "str"},
-        "topic_connected": {"topic": "str", "unavailable_s": "float"},
-        "topic_disconnected": {"topic": "str", "reason": "str"},
-        "leader_elected": {"previous": "str"},
-        "leader_vacant": {"previous": "str"},
-        "cpu_spike": {"cores": "float", "duration_s": "float"},
-        "agent_stopped": {"reason": "str"},
-    }
+        "load_report": (*LOAD_FIELDS, "num_bundles", "num_topics", "reason"),
+        "bundle_unloaded": ("bundle", "reason"),
+        "unload_decided": ("bundle", "reason"),
+        "bundle_placed": ("bundle", "broker", "random_fallback", "scores"),
+        "shedding_cycle": ("unloads",),
+        "lookup_hop": ("hop", "response"),
+        "topic_connected": ("topic", "unavailable_s"),
+        "topic_disconnected": ("topic", "reason"),
+        "leader_elected": ("previous",),
+        "leader_vacant": ("previous",),
+        "cpu_spike": ("cores", "duration_s"),
+        "agent_stopped": ("reason",),
+    },
+    system="pulsar",
+)
+
+#: Pulsar's analysis options (docs/analysis.md, *Settling* and *Over-unloading*).
+OPTIONS = (
+    # 15 is AvgShedder's low threshold and the line of the article's spread panel.
+    Option("settle_spread", 15.0, "score spread (max - min) under which the cluster counts as balanced",
+           "--settle-spread", "POINTS"),
+    Option("round_gap_s", 300.0, "two shedding unloads of one broker at most this far apart (s) are one round"),
+    Option("after_round_s", 180.0, "how long after a round's last unload (s) its broker's load is judged"),
 )
 
 #: Columns of the per-broker load table (``broker_load.parquet``).
@@ -90,8 +105,8 @@ def spread_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
         cluster,
         shed["t"].to_numpy(dtype=float),
         end=params.end,
-        window=params.options.settle_window_s,
-        threshold=params.options.settle_spread,
+        window=params.options["settle_window_s"],
+        threshold=params.options["settle_spread"],
     )
     return PartResult(figures, {"cluster_series": cluster})
 
@@ -101,7 +116,7 @@ def rounds_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
     reports = rows[rows["kind"] == "load_report"]
     shed = rows[(rows["kind"] == "bundle_unloaded") & (rows["reason"] == "shedding")]
     figures = load_balance.over_unloading(
-        live_reports(rows), shed, gap_s=params.options.round_gap_s, after_s=params.options.after_round_s, end=params.end
+        live_reports(rows), shed, gap_s=params.options["round_gap_s"], after_s=params.options["after_round_s"], end=params.end
     )
     return PartResult({"over_unloading": figures}, {"broker_load": broker_load_table(reports)})
 
@@ -228,8 +243,11 @@ def above_average(scores: Any, broker: Any) -> bool | None:
 
 
 class PulsarFigures(ModelFigures):
+    """Pulsar's figures, tables, report panels and options (the ``figures`` target of the ``pulsar`` system)."""
+
     model = "pulsar"
     schema = SCHEMA
+    options = OPTIONS
     marker_kinds = ("bundle_unloaded", "leader_elected", "cpu_spike")
     headline = (
         Headline("unloads", "unloads.total"),

@@ -1,5 +1,8 @@
 """What an analysis knows about a run before reading its events: its manifest, model, strategy and time span.
 
+Components: :class:`RunInfo` and :func:`open_run_info` (a run directory and its manifest), :func:`strategy_label`
+(the system's own, or :func:`generic_strategy_label`), :func:`short_class_name`, :func:`scenario_value`.
+
 Everything here reads ``manifest.json`` defensively — a crashed run, a run of a model whose scenario schema is
 still moving, or a directory with no manifest at all must still be analysable from its events.
 """
@@ -66,7 +69,7 @@ class RunInfo:
 
     @property
     def strategy(self) -> str:
-        return strategy_label(self.scenario)
+        return strategy_label(self.scenario, self.model)
 
     def end(self, last_event_t: float | None) -> float:
         """The run's end on the virtual time axis: ``until`` of a finished run, else its last event's time."""
@@ -78,18 +81,28 @@ class RunInfo:
 
 
 def short_class_name(value: Any) -> str:
-    """``org.apache.pulsar.broker.loadbalance.impl.AvgShedder`` → ``AvgShedder`` (names as the article writes)."""
+    """``org.example.balance.LeastLoaded`` → ``LeastLoaded``: a Java class name without its package, as
+    operators write them (``-`` for a value that is not a name)."""
     if not isinstance(value, str) or not value:
         return "-"
     return value.rsplit(".", 1)[-1]
 
 
-def strategy_label(scenario: dict[str, Any]) -> str:
-    """``<shedding>+<placement>`` from the scenario's ``strategy`` table; ``(no strategy)`` when it has none."""
+def strategy_label(scenario: dict[str, Any], model: str) -> str:
+    """The strategy a run of ``model`` is grouped under: its system's own label
+    (:meth:`clusteremu.tools.compare.Rating.strategy_label`), else :func:`generic_strategy_label`."""
+    from clusteremu.tools.compare import rating_for  # compare imports this module
+
+    rating = rating_for(model)
+    return generic_strategy_label(scenario) if rating is None else rating.strategy_label(scenario)
+
+
+def generic_strategy_label(scenario: dict[str, Any]) -> str:
+    """The short class names of the values of the scenario's ``strategy`` table, in its order, joined by ``+``;
+    ``(no strategy)`` when it names none."""
     strategy = scenario.get("strategy") if isinstance(scenario, dict) else None
-    if not isinstance(strategy, dict) or not (strategy.get("shedding") or strategy.get("placement")):
-        return "(no strategy)"
-    return f"{short_class_name(strategy.get('shedding'))}+{short_class_name(strategy.get('placement'))}"
+    names = [short_class_name(v) for v in strategy.values() if isinstance(v, str) and v] if isinstance(strategy, dict) else []
+    return "+".join(names) if names else "(no strategy)"
 
 
 def scenario_value(scenario: dict[str, Any], path: str) -> Any:

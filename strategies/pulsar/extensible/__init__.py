@@ -31,8 +31,9 @@ Modules:
 * :mod:`.unload_decision` — ``UnloadDecision``, ``Label``, ``Reason``;
 * :mod:`.unload_counter` — ``UnloadCounter`` (outcome counters);
 * :mod:`.least_resource_usage_with_weight` — the extension's ``LeastResourceUsageWithWeight``;
-* :mod:`.service_unit_state` — ``ServiceUnitState``, ``StorageType`` and the allowed transitions;
-* :mod:`.json_input` — JSON reading with path-naming errors (shared by the JSON readers above).
+* :mod:`.service_unit_state` — ``ServiceUnitState``, ``StorageType`` and the allowed transitions.
+
+The JSON readers use :mod:`clusteremu.strategies.pulsar.json_input`, as the modular load manager's ``LoadData`` does.
 """
 from .broker_load_data import BrokerLoadData, SystemResourceUsage
 from .least_resource_usage_with_weight import LeastResourceUsageWithWeight

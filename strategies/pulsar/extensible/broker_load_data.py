@@ -30,16 +30,16 @@ unless it is 1.0, else the old ``loadBalancerBandwith...`` spelling), which is w
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Mapping
 
-from ..config import PulsarConfig
-from ..resource_usage import ResourceUsage, java_max, max_resource_usage_with_weight_5
-from .json_input import field_path, json_number, read_integer, read_number, read_object
+from clusteremu.base.java import format_fixed, jackson_double_out, strict_max
 
-__all__ = ["BrokerLoadData", "SystemResourceUsage", "as_pulsar_config"]
+from ..config import PulsarConfig, as_config
+from ..json_input import JsonObject, read_object
+from ..resource_usage import ResourceUsage, max_resource_usage_with_weight_5
+
+__all__ = ["BrokerLoadData", "SystemResourceUsage"]
 
 # Pulsar's DEFAULT_RESOURCE_USAGE: a broker that never reported looks fully loaded.
 _DEFAULT_RESOURCE_USAGE = 1.0
@@ -51,11 +51,6 @@ _RESOURCE_FIELDS = (
     ("bandwidth_in", "bandwidthIn"),
     ("bandwidth_out", "bandwidthOut"),
 )
-
-
-def as_pulsar_config(config: Mapping[str, Any] | PulsarConfig | None) -> PulsarConfig:
-    """``config`` as a :class:`PulsarConfig` (a plain dict of Pulsar keys is wrapped; ``None`` = defaults)."""
-    return config if isinstance(config, PulsarConfig) else PulsarConfig(config)
 
 
 @dataclass
@@ -71,16 +66,6 @@ class SystemResourceUsage:
 
 def _copy(usage: ResourceUsage) -> ResourceUsage:
     return ResourceUsage(usage.usage, usage.limit)
-
-
-def _java_fixed(value: float, digits: int) -> str:
-    """``String.format("%.<digits>f", value)``: Java rounds the shortest decimal form half-up."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    quantum = Decimal(1).scaleb(-digits)
-    return format(Decimal(repr(float(value))).quantize(quantum, rounding=ROUND_HALF_UP), "f")
 
 
 @dataclass
@@ -121,7 +106,7 @@ class BrokerLoadData:
 
         Throughputs in bytes/s, rates in msg/s; ``config`` holds ServiceConfiguration keys.
         """
-        conf = as_pulsar_config(config)
+        conf = as_config(config)
         self.cpu = _copy(usage.cpu)
         self.memory = _copy(usage.memory)
         self.direct_memory = _copy(usage.direct_memory)
@@ -151,7 +136,7 @@ class BrokerLoadData:
         first = self.updated_at == 0
         history = float(conf["loadBalancerHistoryResourcePercentage"])
         self.max_resource_usage = (
-            java_max(
+            strict_max(
                 (
                     self.cpu.percent_usage(),
                     self.direct_memory.percent_usage(),
@@ -176,10 +161,10 @@ class BrokerLoadData:
     # --- rendering
     def to_string(self, config: Mapping[str, Any] | PulsarConfig | None) -> str:
         """``toString(ServiceConfiguration)``: the one-line summary Pulsar logs, formatted as Java does."""
-        conf = as_pulsar_config(config)
+        conf = as_config(config)
         w_cpu, w_mem, w_dm, w_in, w_out = conf.resource_weights_5()
-        f2 = lambda v: _java_fixed(v, 2)  # noqa: E731 - Java's %.2f
-        f6 = lambda v: _java_fixed(v, 6)  # noqa: E731 - Java's %f
+        f2 = lambda v: format_fixed(v, 2)  # noqa: E731 - Java's %.2f
+        f6 = format_fixed  # Java's %f
         return (
             f"cpu= {f2(self.cpu.percent_usage())}%, memory= {f2(self.memory.percent_usage())}%, "
             f"directMemory= {f2(self.direct_memory.percent_usage())}%, "
@@ -199,21 +184,18 @@ class BrokerLoadData:
     # --- JSON (Pulsar's field names)
     def to_json(self) -> dict[str, Any]:
         """The JSON Pulsar stores for a broker (``{"cpu": {"usage", "limit"}, ..., "reportedAt"}``)."""
-        out: dict[str, Any] = {
-            java: {"usage": json_number(getattr(self, attr).usage), "limit": json_number(getattr(self, attr).limit)}
-            for attr, java in _RESOURCE_FIELDS
-        }
+        out: dict[str, Any] = {java: getattr(self, attr).to_json() for attr, java in _RESOURCE_FIELDS}
         out.update(
             {
-                "msgThroughputIn": json_number(self.msg_throughput_in),
-                "msgThroughputOut": json_number(self.msg_throughput_out),
-                "msgRateIn": json_number(self.msg_rate_in),
-                "msgRateOut": json_number(self.msg_rate_out),
+                "msgThroughputIn": jackson_double_out(self.msg_throughput_in),
+                "msgThroughputOut": jackson_double_out(self.msg_throughput_out),
+                "msgRateIn": jackson_double_out(self.msg_rate_in),
+                "msgRateOut": jackson_double_out(self.msg_rate_out),
                 "bundleCount": self.bundle_count,
                 "topics": self.topics,
-                "maxResourceUsage": json_number(self.max_resource_usage),
-                "weightedMaxEMA": json_number(self.weighted_max_ema),
-                "msgThroughputEMA": json_number(self.msg_throughput_ema),
+                "maxResourceUsage": jackson_double_out(self.max_resource_usage),
+                "weightedMaxEMA": jackson_double_out(self.weighted_max_ema),
+                "msgThroughputEMA": jackson_double_out(self.msg_throughput_ema),
                 "updatedAt": self.updated_at,
                 "reportedAt": self.reported_at,
             }
@@ -225,26 +207,18 @@ class BrokerLoadData:
         """Build from Pulsar-named JSON; missing fields take a fresh object's values, unknown fields are
         ignored (as Pulsar's Jackson reader does). A bad value raises :class:`clusteremu.base.errors.InputError`
         naming its JSON path (e.g. ``brokerLoadDataStore["b1"].cpu.usage``)."""
-        where = path or "BrokerLoadData"
-        data = read_object(obj, where, "a BrokerLoadData object")
-        out = cls()
-        for attr, java in _RESOURCE_FIELDS:
-            raw = data.get(java)
-            if raw is None:
-                continue
-            sub = field_path(path, java)
-            resource = read_object(raw, sub, "a ResourceUsage object ({\"usage\", \"limit\"})")
-            usage = ResourceUsage(read_number(resource, "usage", sub, 0.0), read_number(resource, "limit", sub, 0.0))
-            setattr(out, attr, usage)
-        out.msg_throughput_in = read_number(data, "msgThroughputIn", path, 0.0)
-        out.msg_throughput_out = read_number(data, "msgThroughputOut", path, 0.0)
-        out.msg_rate_in = read_number(data, "msgRateIn", path, 0.0)
-        out.msg_rate_out = read_number(data, "msgRateOut", path, 0.0)
-        out.bundle_count = read_integer(data, "bundleCount", path, 0)
-        out.topics = read_integer(data, "topics", path, 0)
-        out.max_resource_usage = read_number(data, "maxResourceUsage", path, _DEFAULT_RESOURCE_USAGE)
-        out.weighted_max_ema = read_number(data, "weightedMaxEMA", path, _DEFAULT_RESOURCE_USAGE)
-        out.msg_throughput_ema = read_number(data, "msgThroughputEMA", path, 0.0)
-        out.updated_at = read_integer(data, "updatedAt", path, 0)
-        out.reported_at = read_integer(data, "reportedAt", path, 0)
-        return out
+        r = JsonObject(read_object(obj, path or "BrokerLoadData", "a BrokerLoadData object"), path)
+        return cls(
+            **{attr: r.build(java, ResourceUsage.from_json, ResourceUsage) for attr, java in _RESOURCE_FIELDS},
+            msg_throughput_in=r.number("msgThroughputIn"),
+            msg_throughput_out=r.number("msgThroughputOut"),
+            msg_rate_in=r.number("msgRateIn"),
+            msg_rate_out=r.number("msgRateOut"),
+            bundle_count=r.integer("bundleCount"),
+            topics=r.integer("topics"),
+            max_resource_usage=r.number("maxResourceUsage", _DEFAULT_RESOURCE_USAGE),
+            weighted_max_ema=r.number("weightedMaxEMA", _DEFAULT_RESOURCE_USAGE),
+            msg_throughput_ema=r.number("msgThroughputEMA"),
+            updated_at=r.integer("updatedAt"),
+            reported_at=r.integer("reportedAt"),
+        )

@@ -30,9 +30,10 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from ..config import PulsarConfig
 from clusteremu.base.java import java_order, string_compare_key
-from .broker_load_data import BrokerLoadData, as_pulsar_config
+
+from ..config import PulsarConfig, as_config
+from .broker_load_data import BrokerLoadData
 
 __all__ = ["LeastResourceUsageWithWeight"]
 
@@ -53,7 +54,7 @@ class LeastResourceUsageWithWeight:
     def __init__(
         self, config: Mapping[str, Any] | PulsarConfig | None = None, rng: np.random.Generator | None = None
     ) -> None:
-        self.config = as_pulsar_config(config)
+        self.config = as_config(config)
         self.rng = rng if rng is not None else np.random.default_rng(0)
 
     def get_state(self) -> dict[str, Any]:
@@ -105,4 +106,4 @@ class LeastResourceUsageWithWeight:
             return context, self.config
         store = getattr(context, "broker_load_data_store")
         override = getattr(context, "config", None)
-        return store, self.config if override is None else as_pulsar_config(override)
+        return store, self.config if override is None else as_config(override)

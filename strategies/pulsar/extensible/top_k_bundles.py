@@ -47,12 +47,12 @@ from functools import cmp_to_key
 from typing import Any, Callable, Iterable, Mapping, MutableSequence, NamedTuple, TypeVar
 
 from clusteremu.base.errors import InputError
-
-from ..config import PulsarConfig
 from clusteremu.base.java import double_compare_key
-from ..load_data import NamespaceBundleStats, bundle_namespace, is_system_service_namespace
-from .broker_load_data import as_pulsar_config
-from .json_input import field_path, read_object, read_string, show
+
+from ..config import PulsarConfig, as_config
+from ..json_input import field_path, read_object, read_string, show
+from ..load_data import NamespaceBundleStats, is_system_service_namespace
+from ..split.bundles import bundle_namespace
 
 __all__ = [
     "BundleLoadData",
@@ -210,7 +210,7 @@ class TopKBundles:
     """
 
     def __init__(self, config: Mapping[str, Any] | PulsarConfig | None = None) -> None:
-        self.config = as_pulsar_config(config)
+        self.config = as_config(config)
         self.load_data = TopBundlesLoadData()
 
     def update(

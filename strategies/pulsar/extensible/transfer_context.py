@@ -37,19 +37,20 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Literal, Mapping, NamedTuple, Sequence
 
 from clusteremu.base.errors import InputError
-
-from ..config import PulsarConfig
 from clusteremu.base.java import java_order
-from .broker_load_data import BrokerLoadData
-from .json_input import (
+
+from ..config import PulsarConfig, as_config
+from ..json_input import (
     as_integer,
     key_path,
+    read_document,
     read_integer,
     read_object,
     read_string,
     read_string_list,
     show,
 )
+from .broker_load_data import BrokerLoadData
 from .top_k_bundles import BundleLoadData, TopBundlesLoadData
 
 __all__ = ["LoadDataOrder", "NonTransferableRule", "NonTransferableRules", "TransferContext", "TransferPredicate"]
@@ -184,7 +185,7 @@ class TransferContext:
         elif self.transferable is not None:
             raise ValueError("only a NonTransferableRules predicate has a JSON form")
         if self.config is not None:
-            conf = self.config if isinstance(self.config, PulsarConfig) else PulsarConfig(self.config)
+            conf = as_config(self.config)
             out["config"] = {
                 k: (sorted(v) if isinstance(v, frozenset) else v) for k, v in conf.to_dict().items() if conf.is_set(k)
             }
@@ -197,12 +198,7 @@ class TransferContext:
         Raises :class:`clusteremu.base.errors.InputError` whose ``where`` is ``where`` followed by the JSON path
         of the bad value (e.g. ``ctx.json: brokerLoadDataStore["b1:8080"].updatedAt``).
         """
-        try:
-            return cls._from_json(obj)
-        except InputError as err:
-            if where:
-                raise InputError(f"{where}: {err.where}" if err.where else where, err.reason) from None
-            raise
+        return read_document(cls._from_json, obj, where)
 
     @classmethod
     def _from_json(cls, obj: Any) -> "TransferContext":

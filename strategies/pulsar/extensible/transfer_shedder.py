@@ -54,62 +54,33 @@ Departures and readings (documented choices):
   ``testZeroBundleThroughput`` → NoBundles), the other checks ``loadBalancerSheddingExcludedNamespaces``.
   Both checks are applied here (excluded namespaces after ownership, zero throughput after the
   "remaining ≤ 1" stop, as in each source); with default config the second one is inert.
-* Java's double arithmetic is kept where Python would raise: ``x/0`` gives ±inf/NaN, ``sqrt`` of a
-  negative gives NaN, ``Math.max``/``Math.min`` propagate NaN.
+* Java's double arithmetic is kept where Python would raise or differ (:mod:`clusteremu.base.java`): ``x/0``
+  gives ±inf/NaN, ``sqrt`` of a negative gives NaN, ``Math.max``/``Math.min`` propagate NaN.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, MutableMapping
 
 import numpy as np
 
-from ..config import PulsarConfig
-from clusteremu.base.java import double_compare_key
-from ..load_data import bundle_namespace
-from .broker_load_data import BrokerLoadData, as_pulsar_config
+from clusteremu.base.java import double_compare_key, double_divide, math_max, math_min, math_sqrt
+
+from clusteremu.base.java import format_fixed
+
+from ..config import PulsarConfig, as_config
+from ..explain import Explain, java_str, slf4j
+from ..split.bundles import bundle_namespace
+from .broker_load_data import BrokerLoadData
 from .transfer_context import TransferContext
 from .unload_counter import UnloadCounter
 from .unload_decision import Label, Reason, UnloadDecision
 
 __all__ = ["LoadStats", "TransferShedder", "UnloadResult"]
 
-
-# --- Java double semantics where Python differs -----------------------------------------------------
-
-
-def _jdiv(a: float, b: float) -> float:
-    """Java ``a / b`` on doubles: division by zero gives ±inf or NaN instead of raising."""
-    if b != 0:
-        return a / b
-    if a != a or a == 0:
-        return math.nan
-    negative = (a < 0) != (math.copysign(1.0, b) < 0)
-    return -math.inf if negative else math.inf
-
-
-def _jsqrt(x: float) -> float:
-    """``Math.sqrt``: NaN for negative (and NaN) arguments."""
-    return math.sqrt(x) if x >= 0 else math.nan
-
-
-def _jmax(a: float, b: float) -> float:
-    """``Math.max(double, double)``: NaN if either is NaN; 0.0 beats -0.0."""
-    if a != a or b != b:
-        return math.nan
-    if a == b == 0:
-        return a + b  # -0.0 only when both are -0.0
-    return a if a > b else b
-
-
-def _jmin(a: float, b: float) -> float:
-    """``Math.min(double, double)``: NaN if either is NaN; -0.0 beats 0.0."""
-    if a != a or b != b:
-        return math.nan
-    if a == b == 0:
-        return -0.0 if math.copysign(1.0, a) < 0 or math.copysign(1.0, b) < 0 else 0.0
-    return a if a < b else b
+_KB = 1024.0
+_CANNOT_CONTINUE_UNLOAD_MSG = "Can't continue the unload cycle."
+_CANNOT_UNLOAD_BROKER_MSG = "Can't unload broker:%s."
 
 
 def _throughput(stats: Any) -> float:
@@ -154,7 +125,7 @@ class LoadStats:
             self.std = 0.0
         else:
             self.avg = total / count
-            self.std = _jsqrt(sq_total / count - self.avg * self.avg)
+            self.std = math_sqrt(sq_total / count - self.avg * self.avg)
 
     def set_load_data_store(self, entries: Iterable[tuple[str, BrokerLoadData]]) -> None:
         """``setLoadDataStore``: sort the store's entries by ``weightedMaxEMA`` ascending (stable, with
@@ -178,7 +149,7 @@ class LoadStats:
         are usable. Like Pulsar it **removes** from ``recently_unloaded_brokers`` every broker whose cool-down
         is over (pass a copy to keep yours).
         """
-        conf = as_pulsar_config(config)
+        conf = as_config(config)
         self.max_number_of_broker_shedding_per_cycle = int(conf["loadBalancerMaxNumberOfBrokerSheddingPerCycle"])
         ttl_ms = conf["loadBalancerBrokerLoadDataTTLInSeconds"] * 1000
         delay_ms = conf["loadBalanceSheddingDelayInSeconds"] * 1000
@@ -215,12 +186,19 @@ class LoadStats:
         """Account for moving ``offload`` (a load fraction) from the max to the min broker: update
         ``sqSum`` and ``std`` (``avg`` is unchanged), count one shedding broker, advance the min cursor."""
         self.sq_sum -= max_load * max_load + min_load * min_load
-        max_after = _jmax(0.0, max_load - offload)
+        max_after = math_max(0.0, max_load - offload)
         min_after = min_load + offload
         self.sq_sum += max_after * max_after + min_after * min_after
-        self.std = _jsqrt(abs(_jdiv(self.sq_sum, self.total_brokers) - self.avg * self.avg))
+        self.std = math_sqrt(abs(double_divide(self.sq_sum, self.total_brokers) - self.avg * self.avg))
         self.number_of_broker_shedding_per_cycle += 1
         self.min_broker_index += 1
+
+    def to_string(self) -> str:
+        """``LoadStats.toString()``: ``sum:%.2f, sqSum:%.2f, avg:%.2f, std:%.2f, totalBrokers:%d,
+        brokersSortedByLoad:[..]``."""
+        return (f"sum:{format_fixed(self.sum, 2)}, sqSum:{format_fixed(self.sq_sum, 2)}, "
+                f"avg:{format_fixed(self.avg, 2)}, std:{format_fixed(self.std, 2)}, totalBrokers:{self.total_brokers}, "
+                f"brokersSortedByLoad:{java_str([b for b, _ in self.brokers_sorted_by_load])}")
 
     def peek_min_broker(self) -> str:
         """The broker at the min cursor."""
@@ -296,11 +274,13 @@ class TransferShedder:
     def __init__(
         self, config: Mapping[str, Any] | PulsarConfig | None = None, rng: np.random.Generator | None = None
     ) -> None:
-        self.config = as_pulsar_config(config)
+        self.config = as_config(config)
         self.rng = rng
         self.stats = LoadStats()
         self.counter = UnloadCounter()
         self.unload_condition_hit_count = 0
+        #: set to an :class:`..explain.Explain` to record why (Pulsar's debug-mode lines); None: nothing recorded
+        self.explain: Explain | None = None
 
     # --- state
     def get_state(self) -> dict[str, Any]:
@@ -315,7 +295,7 @@ class TransferShedder:
     # --- the cycle
     def find_bundles_for_unloading(self, context: TransferContext) -> UnloadResult:
         """Run one shedding cycle on ``context``; updates the hit counter and :attr:`counter`."""
-        conf = self.config if context.config is None else as_pulsar_config(context.config)
+        conf = self.config if context.config is None else as_config(context.config)
         stats = self.stats
         stats.clear()
         decisions: list[UnloadDecision] = []
@@ -337,9 +317,23 @@ class TransferShedder:
             stats.set_load_data_store(entries)
             debug_mode = bool(conf["loadBalancerDebugModeEnabled"])
             skip_reason = stats.update(entries, context.available_brokers, recently_unloaded_brokers, conf, context.now)
+            explain = self.explain
+            if explain is not None:
+                self._explain_brokers(explain, entries, context, conf)
             if skip_reason is not None:
+                if explain is not None:
+                    explain.add(None, "skip", slf4j(_CANNOT_CONTINUE_UNLOAD_MSG
+                                                    + " Skipped the load stat update. Reason:{}.", skip_reason.value))
                 return skip(skip_reason)
             self.counter.update_load_data(stats.avg, stats.std)
+            if explain is not None:
+                explain.add(None, "stats", slf4j("brokers' load stats:{}", stats.to_string()), avg=stats.avg,
+                            std=stats.std,
+                            loadBalancerBrokerLoadTargetStd=float(conf["loadBalancerBrokerLoadTargetStd"]),
+                            loadBalancerBrokerOverloadedThresholdPercentage=float(
+                                conf["loadBalancerBrokerOverloadedThresholdPercentage"]),
+                            loadBalancerSheddingConditionHitCountThreshold=int(
+                                conf["loadBalancerSheddingConditionHitCountThreshold"]))
 
             store = dict(entries)
             target_std = float(conf["loadBalancerBrokerLoadTargetStd"])
@@ -353,6 +347,12 @@ class TransferShedder:
             else:
                 self.unload_condition_hit_count = 0
             if self.unload_condition_hit_count <= conf["loadBalancerSheddingConditionHitCountThreshold"]:
+                if explain is not None:
+                    explain.add(None, "hit-count", slf4j(
+                        _CANNOT_CONTINUE_UNLOAD_MSG
+                        + " Shedding condition hit count:{} is less than or equal to the threshold:{}.",
+                        self.unload_condition_hit_count, conf["loadBalancerSheddingConditionHitCountThreshold"]),
+                        unloadConditionHitCount=self.unload_condition_hit_count)
                 return skip(Reason.HitCount)
 
             brokers_with_empty_load_data = 0
@@ -363,9 +363,26 @@ class TransferShedder:
                     reason = Reason.Overloaded
                 elif self._is_under_loaded(store, stats.peek_min_broker(), stats, target_std):
                     reason = Reason.Underloaded
+                    if explain is not None:
+                        explain.add(stats.peek_min_broker(), "underloaded", (
+                            "broker:%s is underloaded:%s although load std:%s <= targetStd:%s. "
+                            "Continuing unload for this underloaded broker.") % (
+                            stats.peek_min_broker(), store[stats.peek_min_broker()].to_string(conf),
+                            format_fixed(stats.std, 2), format_fixed(target_std, 2)))
                 elif self._is_over_loaded(store, stats.peek_max_broker(), stats.avg, conf, target_std):
                     reason = Reason.Overloaded
+                    if explain is not None:
+                        explain.add(stats.peek_max_broker(), "overloaded", (
+                            "broker:%s is overloaded:%s although load std:%s <= targetStd:%s. "
+                            "Continuing unload for this overloaded broker.") % (
+                            stats.peek_max_broker(), store[stats.peek_max_broker()].to_string(conf),
+                            format_fixed(stats.std, 2), format_fixed(target_std, 2)))
                 else:
+                    if explain is not None:
+                        explain.add(None, "target-met", slf4j(
+                            _CANNOT_CONTINUE_UNLOAD_MSG + "The overall cluster load meets the target, std:{} <= "
+                            "targetStd:{}.minBroker:{} is not underloaded. maxBroker:{} is not overloaded.",
+                            stats.std, target_std, stats.peek_min_broker(), stats.peek_max_broker()))
                     break
 
                 max_broker = stats.poll_max_broker()
@@ -380,16 +397,33 @@ class TransferShedder:
                 offload = (max_load - min_load) / 2
                 max_broker_throughput = max_data.msg_throughput_in + max_data.msg_throughput_out
                 min_broker_throughput = min_data.msg_throughput_in + min_data.msg_throughput_out
-                offload_throughput = _jdiv(max_broker_throughput * offload, max_load)
+                offload_throughput = double_divide(max_broker_throughput * offload, max_load)
+                if explain is not None:
+                    explain.add(max_broker, "shed", (
+                        "Attempting to shed load from broker:%s%s, which has the max resource usage:%s%%, "
+                        "targetStd:%s, -- Trying to offload %s%%, %s KByte/s of traffic.") % (
+                        max_broker, " to broker:" + min_broker if transfer else "", format_fixed(max_load * 100, 2),
+                        format_fixed(target_std, 2), format_fixed(offload * 100, 2),
+                        format_fixed(offload_throughput / _KB, 2)),
+                        reason=reason.value, destination=min_broker if transfer else None,
+                        offloadThroughput=offload_throughput)
+                    explain.add(min_broker, "receive", f"{min_broker} is the min broker paired with {max_broker}",
+                                pulsar_log=False)
 
                 traffic_marked_to_offload = 0.0
                 traffic_marked_to_gain = 0.0
 
                 max_top = context.top_bundles(max_broker)
                 if not max_top:
+                    if explain is not None:
+                        explain.add(max_broker, "no-top-bundles",
+                                    _CANNOT_UNLOAD_BROKER_MSG % max_broker + " TopBundlesLoadData is empty.")
                     brokers_with_empty_load_data += 1
                     continue
                 if len(max_top) == 1:
+                    if explain is not None:
+                        explain.add(max_broker, "sole-bundle", _CANNOT_UNLOAD_BROKER_MSG % max_broker
+                                    + " Sole namespace bundle:%s is overloading the broker. " % max_top[0][0])
                     brokers_with_few_bundles += 1
                     continue
                 min_top = context.top_bundles(min_broker)
@@ -460,13 +494,15 @@ class TransferShedder:
                     remaining_top_bundles -= 1
 
                 if traffic_marked_to_offload > 0:
-                    adjusted_offload = _jdiv(
+                    adjusted_offload = double_divide(
                         (traffic_marked_to_offload - traffic_marked_to_gain) * max_load, max_broker_throughput
                     )
                     stats.offload(max_load, min_load, adjusted_offload)
                 else:
                     brokers_with_few_bundles += 1
 
+            if explain is not None and not stats.has_transferable_brokers():
+                explain.add(None, "exhausted", _CANNOT_CONTINUE_UNLOAD_MSG + " Exhausted target transfer brokers.")
             if not decisions:
                 if brokers_with_empty_load_data > 0:
                     return skip(Reason.NoLoadData)
@@ -479,6 +515,23 @@ class TransferShedder:
             self.counter.update(Label.Failure, Reason.Unknown)
             return outcome(Label.Failure, Reason.Unknown, f"{type(err).__name__}: {err}")
 
+    @staticmethod
+    def _explain_brokers(explain: Explain, entries: list[tuple[str, BrokerLoadData]], context: TransferContext,
+                         conf: PulsarConfig) -> None:
+        """One record per broker of the store: ``BrokerLoadData.toString(conf)``, as Pulsar's debug lines print it."""
+        ttl_ms = conf["loadBalancerBrokerLoadDataTTLInSeconds"] * 1000
+        for broker, data in entries:
+            outdated = context.now - data.updated_at > ttl_ms
+            if outdated:
+                explain.add(broker, "outdated", slf4j(
+                    "Ignoring broker:{} load update because the load data timestamp:{} is too old.", broker,
+                    data.updated_at), weightedMaxEMA=data.weighted_max_ema, updatedAt=data.updated_at)
+            else:
+                explain.add(broker, "load", f"broker:{broker} {data.to_string(conf)}", pulsar_log=False,
+                            weightedMaxEMA=data.weighted_max_ema,
+                            maxResourceUsage=data.max_resource_usage, msgThroughputEMA=data.msg_throughput_ema,
+                            updatedAt=data.updated_at)
+
     # --- broker tests
     @staticmethod
     def _is_under_loaded(
@@ -487,7 +540,7 @@ class TransferShedder:
         data = store.get(broker)
         if data is None:
             return False
-        multiplier = _jmin(0.5, _jmax(0.0, target_std / 2.0))
+        multiplier = math_min(0.5, math_max(0.0, target_std / 2.0))
         if data.weighted_max_ema < stats.avg * multiplier:
             return True
         max_data = store.get(stats.peek_max_broker())

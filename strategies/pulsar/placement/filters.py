@@ -58,8 +58,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
-from clusteremu.base.java import java_order
+from clusteremu.base.java import INT_MAX, equals_ignore_case, java_order
+
 from ..load_data import LoadData
+from ..split.bundles import bundle_name, namespace_of_bundle, range_of_bundle
 from .broker_version import BrokerVersion
 
 __all__ = [
@@ -81,8 +83,6 @@ __all__ = [
     "filter_brokers_with_large_topic_count",
     "filter_load_manager_class",
     "latest_broker_version",
-    "namespace_of_bundle",
-    "range_of_bundle",
     "remove_most_servicing_brokers_for_namespace",
     "should_anti_affinity_namespace_unload",
     "should_namespace_policies_unload",
@@ -92,7 +92,6 @@ __all__ = [
 SYSTEM_NAMESPACE = "pulsar/system"
 #: Failure domain of a broker that no domain lists (``LoadManagerShared.DEFAULT_DOMAIN``).
 DEFAULT_DOMAIN = "default"
-_INT_MAX = 2**31 - 1
 
 NamespaceMap = Mapping[str, Mapping[str, Collection[str]]]
 
@@ -112,23 +111,7 @@ def config_flag(config: Mapping[str, Any] | None, key: str, default: bool = Fals
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Names
-
-
-def namespace_of_bundle(bundle: str) -> str:
-    """``getNamespaceNameFromBundleName``: the part before the last ``/`` (``ValueError`` if there is none)."""
-    pos = bundle.rfind("/")
-    if pos == -1:
-        raise ValueError(f"not a bundle name: {bundle!r}")
-    return bundle[:pos]
-
-
-def range_of_bundle(bundle: str) -> str:
-    """``getBundleRangeFromBundleName``: the part after the last ``/`` (``ValueError`` if there is none)."""
-    pos = bundle.rfind("/")
-    if pos == -1:
-        raise ValueError(f"not a bundle name: {bundle!r}")
-    return bundle[pos + 1 :]
+# Hosts
 
 
 def broker_host(broker: str) -> str | None:
@@ -163,20 +146,6 @@ def _regex(pattern: str) -> re.Pattern[str]:
 
 def _matches_any(patterns: Iterable[str], text: str) -> bool:
     return any(_regex(p).fullmatch(text) is not None for p in patterns)
-
-
-def _java_equals_ignore_case(a: str, b: str) -> bool:
-    """``String.equalsIgnoreCase``: same length, chars equal after upper- or lower-casing each one."""
-    if len(a) != len(b):
-        return False
-    for x, y in zip(a, b):
-        if x == y:
-            continue
-        ux, uy = x.upper(), y.upper()
-        if len(ux) == 1 and len(uy) == 1 and (ux == uy or ux.lower() == uy.lower()):
-            continue
-        return False
-    return True
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -444,7 +413,7 @@ def anti_affinity_namespace_owned_brokers(
             if not ranges:
                 continue
             other = policies.anti_affinity_groups.get(ns)
-            if other is not None and _java_equals_ignore_case(group, other):
+            if other is not None and equals_ignore_case(group, other):
                 counts[broker] = counts.get(broker, 0) + 1
     return counts
 
@@ -459,7 +428,7 @@ def _filter_domains_not_having_least_anti_affinity_namespaces(
     for broker in candidates:
         domain = broker_to_domain.get(broker, DEFAULT_DOMAIN)
         per_domain[domain] = per_domain.get(domain, 0) + counts.get(broker, 0)
-    least = min(per_domain.values(), default=_INT_MAX)
+    least = min(per_domain.values(), default=INT_MAX)
     return [
         b
         for b in candidates
@@ -490,7 +459,7 @@ def filter_anti_affinity_group_owned_brokers(
         cands = _filter_domains_not_having_least_anti_affinity_namespaces(
             counts, cands, policies.broker_failure_domains
         )
-    least = _INT_MAX
+    least = INT_MAX
     for broker in cands:
         if broker not in counts:
             least = 0  # a broker missing from the count holds none of the group
@@ -514,7 +483,7 @@ def remove_most_servicing_brokers_for_namespace(
     def held(broker: str) -> int:
         return len(broker_to_namespace_to_bundle_range.get(broker, {}).get(namespace, ()))
 
-    least = _INT_MAX
+    least = INT_MAX
     for broker in cands:
         least = min(least, held(broker))
         if least == 0:
@@ -581,7 +550,7 @@ def anti_affinity_unload_allowed(
     counts = anti_affinity_namespace_owned_brokers(namespace, broker_to_namespace_to_bundle_range, policies)
     if not counts:
         return True
-    least = _INT_MAX
+    least = INT_MAX
     current = 0
     for broker in candidate_brokers:
         n = counts.get(broker, 0)
@@ -604,7 +573,7 @@ def should_namespace_policies_unload(
     load: LoadData,
 ) -> bool:
     """``ModularLoadManagerImpl.shouldNamespacePoliciesUnload``: a broker other than ``current_broker`` may own it."""
-    allowed = apply_namespace_policies(f"{namespace}/{bundle_range}", available_brokers, policies, load)
+    allowed = apply_namespace_policies(bundle_name(namespace, bundle_range), available_brokers, policies, load)
     return any(b != current_broker for b in allowed)
 
 
@@ -622,7 +591,7 @@ def should_anti_affinity_namespace_unload(
     :func:`anti_affinity_unload_allowed` over the policy-allowed brokers."""
     if policies.anti_affinity_group(namespace) is None:
         return True
-    allowed = apply_namespace_policies(f"{namespace}/{bundle_range}", available_brokers, policies, load)
+    allowed = apply_namespace_policies(bundle_name(namespace, bundle_range), available_brokers, policies, load)
     return anti_affinity_unload_allowed(
         namespace, current_broker, allowed, broker_to_namespace_to_bundle_range, policies
     )

@@ -35,10 +35,11 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from ..config import PulsarConfig
 from clusteremu.base.java import java_order
+
+from ..config import PulsarConfig, as_config
 from ..load_data import BrokerData, LoadData
-from .strategy import BrokerChoice, as_config, unique_candidates
+from .strategy import BrokerChoice, unique_candidates
 
 __all__ = ["LeastLongTermMessageRate"]
 

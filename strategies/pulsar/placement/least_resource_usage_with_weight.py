@@ -42,9 +42,9 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from ..config import PulsarConfig
+from ..config import PulsarConfig, as_config
 from ..load_data import BrokerData, LoadData
-from .strategy import BrokerChoice, as_config, unique_candidates
+from .strategy import BrokerChoice, unique_candidates
 
 __all__ = ["LeastResourceUsageWithWeight"]
 

@@ -54,9 +54,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Collection, Iterable, Mapping, MutableMapping
 
-from ..config import PulsarConfig
 from clusteremu.base.java import JavaHashMapOrder, java_order
+
+from ..config import PulsarConfig, as_config
 from ..load_data import BundleData, LoadData, default_bundle_stats
+from ..split.bundles import namespace_of_bundle, range_of_bundle
 from .filters import (
     SYSTEM_NAMESPACE,
     BrokerFilterError,
@@ -68,11 +70,9 @@ from .filters import (
     filter_anti_affinity_group_owned_brokers,
     filter_broker_versions,
     filter_load_manager_class,
-    namespace_of_bundle,
-    range_of_bundle,
     remove_most_servicing_brokers_for_namespace,
 )
-from .strategy import BrokerChoice, PlacementStrategy, as_config, unique_candidates
+from .strategy import BrokerChoice, PlacementStrategy, unique_candidates
 
 __all__ = ["PlacementDecision", "Preallocation", "select_broker", "select_broker_for_assignment"]
 

@@ -25,13 +25,13 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from ..config import PulsarConfig
+from clusteremu.base.java import INT_MAX
+
+from ..config import PulsarConfig, as_config
 from ..load_data import LoadData
-from .strategy import BrokerChoice, as_config, unique_candidates
+from .strategy import BrokerChoice, unique_candidates
 
 __all__ = ["RoundRobinBrokerSelector"]
-
-_INT_MAX = 2**31 - 1
 
 
 class RoundRobinBrokerSelector:
@@ -48,7 +48,7 @@ class RoundRobinBrokerSelector:
 
     def set_state(self, state: dict[str, Any]) -> None:
         count = int(state.get("count", 0))
-        if not 0 <= count <= _INT_MAX:
+        if not 0 <= count <= INT_MAX:
             raise ValueError(f"count must be in [0, 2**31 - 1], got {count}")
         self.count = count
         self.ref = [str(b) for b in state.get("ref", [])]
@@ -61,7 +61,7 @@ class RoundRobinBrokerSelector:
             return BrokerChoice(None)
         cache = self.ref
         index = self.count % n
-        self.count = 0 if self.count == _INT_MAX else self.count + 1
+        self.count = 0 if self.count == INT_MAX else self.count + 1
         refreshed = False
         if len(cache) <= index or n != len(cache):
             cache = list(cands)

@@ -1,7 +1,7 @@
 """The placement strategy interface (``ModularLoadManagerStrategy``) and what a choice reports.
 
 Every placement strategy is built by the registry as ``Strategy(config, rng)`` — ``config`` a
-:class:`~clusteremu.strategies.pulsar.config.PulsarConfig` (a plain mapping is accepted too), ``rng`` a
+:class:`~clusteremu.strategies.pulsar.config.PulsarConfig` (a plain mapping is accepted too: :func:`~clusteremu.strategies.pulsar.config.as_config`), ``rng`` a
 ``numpy.random.Generator`` that every random choice draws from — and offers::
 
     s.select_broker(candidates, bundle, load)   # -> broker id or None   (selectBrokerForBundle)
@@ -15,12 +15,11 @@ has none); the order matters for ties, for float sums and for the round-robin ca
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Protocol, runtime_checkable
+from typing import Iterable, Protocol, runtime_checkable
 
-from ..config import PulsarConfig
 from ..load_data import LoadData
 
-__all__ = ["BrokerChoice", "PlacementStrategy", "as_config", "unique_candidates"]
+__all__ = ["BrokerChoice", "PlacementStrategy", "unique_candidates"]
 
 
 @dataclass(frozen=True)
@@ -38,11 +37,6 @@ class PlacementStrategy(Protocol):
     """``ModularLoadManagerStrategy.selectBroker``."""
 
     def select_broker(self, candidates: Iterable[str], bundle: str, load: LoadData) -> str | None: ...
-
-
-def as_config(config: Mapping[str, Any] | PulsarConfig | None) -> PulsarConfig:
-    """The strategies' config view: a ``PulsarConfig`` as given, or one built from a plain mapping."""
-    return config if isinstance(config, PulsarConfig) else PulsarConfig(config)
 
 
 def unique_candidates(candidates: Iterable[str]) -> list[str]:

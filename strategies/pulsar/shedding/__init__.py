@@ -7,5 +7,6 @@ state it carries across calls (keyed by the Java field names; ``{}`` for statele
 
 Modules: :mod:`.overload_shedder`, :mod:`.threshold_shedder`, :mod:`.uniform_load_shedder`,
 :mod:`.avg_shedder` (also a placement strategy), :mod:`.unload_plan` (the returned multimap),
-:mod:`.bundle_selection` (the largest-first pick shared by Threshold and Overload).
+:mod:`.bundle_selection` (the largest-first pick shared by Threshold and Overload), :mod:`.stateless` (the
+base class of the shedders without state: Overload and Uniform).
 """

@@ -39,6 +39,10 @@ behind), ``brokerScoreMap`` {broker: last score}.
 
 Departures: the table length of ``brokerScoreMap`` after the broker count shrinks below a past maximum
 above 12 is not carried (ties would then iterate as in a fresh map).
+
+Explain hook (``explain``, see :mod:`..explain`): Pulsar's structured lines ``Broker score``, ``sorted broker
+list``, ``Broker hit counts`` and, per pair that triggers, ``"broker:[%s] is planning to shed bundles to
+broker:[%s]. maxBroker stat:scores:%s, ..."`` (or its "less than minimumThroughputThreshold" variant).
 """
 from __future__ import annotations
 
@@ -47,13 +51,22 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
+from clusteremu.base.java import INT_MAX, INT_MIN, double_compare_key, java_order, string_compare_key
+
 from ..config import PulsarConfig
-from clusteremu.base.java import double_compare_key, java_order, string_compare_key
+from ..explain import Explain, java_str
 from ..load_data import BundleData, LoadData
 from .bundle_selection import largest_first, short_term_msg_rate, short_term_throughput
 from .unload_plan import UnloadPlan
 
 __all__ = ["AvgShedder"]
+
+_MB = 1024.0 * 1024.0
+
+
+def _structured(message: str, **attrs: Any) -> str:
+    """A structured log line (``log.info().attr(k, v)...log(message)``) as ``message k=v k=v``."""
+    return " ".join([message, *(f"{k}={java_str(v)}" for k, v in attrs.items())])
 
 
 class AvgShedder:
@@ -66,6 +79,8 @@ class AvgShedder:
         self.broker_score_map: dict[str, float] = {}
         self.broker_hit_count_for_high: dict[str, int] = {}
         self.broker_hit_count_for_low: dict[str, int] = {}
+        #: set to an Explain to record why (see the module docstring); None: nothing is recorded
+        self.explain: Explain | None = None
 
     # --- state
     def get_state(self) -> dict[str, Any]:
@@ -102,6 +117,35 @@ class AvgShedder:
 
         brokers = self._calculate_scores_and_sort(load)
         pairs = self._find_broker_pairs(brokers, low_threshold, high_threshold)
+        explain = self.explain
+        if explain is not None:
+            for broker in brokers:
+                local = load.broker_data[broker].local_data
+                explain.add(broker, "score", _structured(
+                    "Broker score", broker=broker, score=self.broker_score_map[broker],
+                    throughput=local.msg_throughput_in + local.msg_throughput_out,
+                    messageRate=local.msg_rate_in + local.msg_rate_out), score=self.broker_score_map[broker])
+            explain.add(None, "sorted", _structured("sorted broker list", brokers=brokers),
+                        loadBalancerAvgShedderLowThreshold=low_threshold,
+                        loadBalancerAvgShedderHighThreshold=high_threshold,
+                        loadBalancerAvgShedderHitCountHighThreshold=hit_count_high,
+                        loadBalancerAvgShedderHitCountLowThreshold=hit_count_low)
+            explain.add(None, "hit-counts", _structured(
+                "Broker hit counts", brokerHitCountForHigh=dict(self.broker_hit_count_for_high),
+                brokerHitCountForLow=dict(self.broker_hit_count_for_low)),
+                brokerHitCountForHigh=dict(self.broker_hit_count_for_high),
+                brokerHitCountForLow=dict(self.broker_hit_count_for_low))
+            if not pairs:
+                explain.add(None, "no-pair", "there is no any overload broker, no need to shedding bundles.")
+            for underloaded, overloaded in pairs:
+                difference = self.broker_score_map[overloaded] - self.broker_score_map[underloaded]
+                for broker in (underloaded, overloaded):
+                    explain.add(broker, "paired", f"paired {underloaded} (min) with {overloaded} (max): score "
+                                f"difference {java_str(difference)}", pulsar_log=False,
+                                pairedWith=overloaded if broker == underloaded else underloaded,
+                                scoreDifference=difference,
+                                hitCountHigh=self.broker_hit_count_for_high.get(broker, 0),
+                                hitCountLow=self.broker_hit_count_for_low.get(broker, 0))
         if not pairs:
             self.broker_hit_count_for_high.clear()
             self.broker_hit_count_for_low.clear()
@@ -117,6 +161,12 @@ class AvgShedder:
                 or low.setdefault(underloaded, 0) >= hit_count_low
                 or low.setdefault(overloaded, 0) >= hit_count_low
             ):
+                if explain is not None:
+                    for broker in (underloaded, overloaded):
+                        explain.add(broker, "hit-count-below", f"{overloaded} and {underloaded}: no hit count has "
+                                    f"reached loadBalancerAvgShedderHitCountHighThreshold={hit_count_high} or "
+                                    f"loadBalancerAvgShedderHitCountLowThreshold={hit_count_low} yet",
+                                    pulsar_log=False)
                 continue
             for counters in (high, low):
                 counters.pop(underloaded, None)
@@ -180,7 +230,32 @@ class AvgShedder:
         elif throughput_required > conf["minUnloadMessageThroughput"]:
             metric, remaining = short_term_throughput, throughput_required
         else:
+            if self.explain is not None:
+                self.explain.add(overloaded, "below-min-unload", (
+                    "broker:[%s] is planning to shed bundles to broker:[%s],but the throughput %s MByte/s is "
+                    "less than minimumThroughputThreshold %s MByte/s, and the msgRate %s rate/s"
+                    " is also less than minimumMsgRateThreshold %s rate/s, skipping bundle unload.") % (
+                    overloaded, underloaded, java_str(throughput_required / _MB),
+                    java_str(conf["minUnloadMessageThroughput"] / _MB), java_str(msg_required),
+                    java_str(float(conf["minUnloadMessage"]))))
             return
+        if self.explain is not None:
+            max_throughput = max_local.msg_throughput_in + max_local.msg_throughput_out
+            min_throughput = min_local.msg_throughput_in + min_local.msg_throughput_out
+            self.explain.add(overloaded, "shed", (
+                "broker:[%s] is planning to shed bundles to broker:[%s]. "
+                "maxBroker stat:scores:%s, throughput:%s, msgRate:%s. "
+                "minBroker stat:scores:%s, throughput:%s, msgRate:%s. "
+                "isMsgRateToOffload:%s,  trafficMarkedToOffload:%s") % (
+                overloaded, underloaded, java_str(self.broker_score_map.get(overloaded)), java_str(max_throughput),
+                java_str(max_local.msg_rate_in + max_local.msg_rate_out),
+                java_str(self.broker_score_map.get(underloaded)), java_str(min_throughput),
+                java_str(min_local.msg_rate_in + min_local.msg_rate_out),
+                java_str(metric is short_term_msg_rate), java_str(remaining)),
+                destination=underloaded, trafficMarkedToOffload=remaining,
+                isMsgRateToOffload=metric is short_term_msg_rate)
+            self.explain.add(underloaded, "receive", f"{underloaded} is the planned destination of what "
+                             f"{overloaded} sheds", pulsar_log=False)
 
         for bundle, traffic in largest_first(load, set(max_local.bundles), metric, sheddable):
             if traffic > 0 and traffic <= remaining:
@@ -205,7 +280,7 @@ class AvgShedder:
 
     def _expected_broker(self, candidates: list[str]) -> str:
         sorted_brokers = sorted(candidates, key=string_compare_key)
-        random_int = int(self.rng.integers(-(2**31), 2**31))
+        random_int = int(self.rng.integers(INT_MIN, INT_MAX + 1))  # a uniform Java int
         hash_code = zlib.crc32(str(random_int).encode("utf-8"))
         if not sorted_brokers:
             raise ZeroDivisionError("/ by zero: AvgShedder.selectBroker has no candidate broker")

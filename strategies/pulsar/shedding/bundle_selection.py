@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Callable, Mapping
 
 from clusteremu.base.java import double_compare_key
+
 from ..load_data import BundleData, LoadData
 from .unload_plan import UnloadPlan
 

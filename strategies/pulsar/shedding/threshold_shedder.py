@@ -27,6 +27,11 @@ Reading of the code (documented choices): the weighted max is the 5-argument one
 bandwidth weights use the renamed-key rule of :class:`..config.PulsarConfig`. The
 ``atLeastOneBundleSelected`` key is not consulted: the code read uses a local "at least one" flag.
 State: ``brokerAvgResourceUsage`` {broker: history fraction}, never pruned (as in Java).
+
+Explain hook: with :attr:`ThresholdShedder.explain` set to a :class:`..explain.Explain`, each step is recorded with
+the line Pulsar logs there (``"{} broker load: historyUsage={}%, resourceUsage={}%"``, ``"brokers' resource
+avgUsage:{}%"``, ``"Attempting to shed load on {}, which has max resource usage above avgUsage  and threshold
+{}% > {}% + {}% ..."``, the lower-boundary lines); the decisions do not depend on it.
 """
 from __future__ import annotations
 
@@ -35,6 +40,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..config import PulsarConfig
+from ..explain import Explain, explain_few_bundles, percent, slf4j
 from ..load_data import BundleData, LoadData
 from .bundle_selection import select_largest_first
 from .unload_plan import UnloadPlan
@@ -53,6 +59,8 @@ class ThresholdShedder:
         self.config = config
         self.broker_avg_resource_usage: dict[str, float] = {}
         self._plan = UnloadPlan()
+        #: set to an Explain to record why (see the module docstring); None: nothing is recorded
+        self.explain: Explain | None = None
 
     # --- state
     def get_state(self) -> dict[str, Any]:
@@ -75,7 +83,13 @@ class ThresholdShedder:
         min_throughput_threshold = conf["loadBalancerBundleUnloadMinThroughputThreshold"] * _MB
 
         avg_usage = self._broker_avg_usage(load)
+        explain = self.explain
+        if explain is not None:
+            explain.add(None, "average", slf4j("brokers' resource avgUsage:{}%", percent(avg_usage)),
+                        avgUsage=avg_usage, threshold=threshold, minThroughputThreshold=min_throughput_threshold)
         if avg_usage == 0:
+            if explain is not None:
+                explain.add(None, "average-zero", "average max resource usage is 0")
             return plan.entries()
         sheddable = load.get_bundle_data_for_load_shedding()
 
@@ -83,13 +97,31 @@ class ThresholdShedder:
             local = load.broker_data[broker].local_data
             current_usage = self.broker_avg_resource_usage.get(broker, 0.0)
             if current_usage < avg_usage + threshold:
+                if explain is not None:
+                    explain.add(broker, "not-overloaded", slf4j(
+                        "[{}] broker is not overloaded, ignoring at this point, currentUsage:{}%",
+                        broker, percent(current_usage)), currentUsage=current_usage)
                 continue
             percent_to_offload = current_usage - avg_usage - threshold + _ADDITIONAL_THRESHOLD_PERCENT_MARGIN
             broker_throughput = local.msg_throughput_in + local.msg_throughput_out
             minimum_throughput_to_offload = broker_throughput * percent_to_offload
             if minimum_throughput_to_offload < min_throughput_threshold:
+                if explain is not None:
+                    explain.add(broker, "below-min-throughput", slf4j(
+                        "[{}] broker is planning to shed throughput {} MByte/s less than "
+                        "minimumThroughputThreshold {} MByte/s, skipping bundle unload.",
+                        broker, minimum_throughput_to_offload / _MB, min_throughput_threshold / _MB),
+                        currentUsage=current_usage, minimumThroughputToOffload=minimum_throughput_to_offload)
                 continue
             bundles = set(local.bundles)
+            if explain is not None:
+                explain.add(broker, "overloaded", slf4j(
+                    "Attempting to shed load on {}, which has max resource usage above avgUsage  and threshold {}%"
+                    " > {}% + {}% -- Offloading at least {} MByte/s of traffic, left throughput {} MByte/s",
+                    broker, 100 * current_usage, 100 * avg_usage, 100 * threshold, minimum_throughput_to_offload / _MB,
+                    (broker_throughput - minimum_throughput_to_offload) / _MB),
+                    currentUsage=current_usage, minimumThroughputToOffload=minimum_throughput_to_offload)
+                explain_few_bundles(explain, broker, local.bundles)
             if len(bundles) > 1:
                 select_largest_first(load, broker, bundles, minimum_throughput_to_offload, plan, sheddable)
 
@@ -109,6 +141,10 @@ class ThresholdShedder:
         history_percentage = self.config["loadBalancerHistoryResourcePercentage"]
         usage = load.broker_data[broker].local_data.max_resource_usage_with_weight_5(*self.config.resource_weights_5())
         history = self.broker_avg_resource_usage.get(broker)
+        if self.explain is not None:
+            self.explain.add(broker, "load", slf4j("{} broker load: historyUsage={}%, resourceUsage={}%", broker,
+                                                   0 if history is None else percent(history), percent(usage)),
+                             historyUsage=history, resourceUsage=usage)
         history = usage if history is None else history * history_percentage + (1 - history_percentage) * usage
         self.broker_avg_resource_usage[broker] = history
         return history
@@ -130,14 +166,39 @@ class ThresholdShedder:
                 has_broker_below_lower_bound = True
 
         broker_data = load.broker_data.get(max_usage_broker)
-        if broker_data is None or not has_broker_below_lower_bound:
+        explain = self.explain
+        if broker_data is None:
+            if explain is not None:
+                explain.add(None, "lower-boundary-none", "Load data is null or bundle <=1, skipping bundle unload.",
+                            avgUsage=avg_usage)
+            return
+        if not has_broker_below_lower_bound:
+            if explain is not None:
+                explain.add(max_usage_broker, "lower-boundary-none-below", slf4j(
+                    "No broker is below the lower bound, threshold is {}, avgUsage usage is {}, max usage of Broker {} "
+                    "is {}", threshold, avg_usage, max_usage_broker,
+                    self.broker_avg_resource_usage.get(max_usage_broker, 0.0)), avgUsage=avg_usage)
             return
         local = broker_data.local_data
         broker_throughput = local.msg_throughput_in + local.msg_throughput_out
         minimum_throughput_to_offload = broker_throughput * threshold * _LOWER_BOUNDARY_THRESHOLD_MARGIN
         min_throughput_threshold = conf["loadBalancerBundleUnloadMinThroughputThreshold"] * _MB
         if min_throughput_threshold > minimum_throughput_to_offload:
+            if explain is not None:
+                explain.add(max_usage_broker, "lower-boundary-below-min-throughput", slf4j(
+                    "broker {} in lower boundary shedding is planning to shed throughput {} MByte/s less than "
+                    "minimumThroughputThreshold {} MByte/s, skipping bundle unload.", max_usage_broker,
+                    minimum_throughput_to_offload / _MB, min_throughput_threshold / _MB),
+                    avgUsage=avg_usage, minimumThroughputToOffload=minimum_throughput_to_offload)
             return
+        if explain is not None:  # Pulsar logs nothing here: the line below is ours
+            explain.add(max_usage_broker, "lower-boundary", slf4j(
+                "lowerBoundarySheddingEnabled: {} has the highest usage {}% above avgUsage {}% - threshold {}% and a "
+                "broker is below it -- Offloading at least {} MByte/s of traffic", max_usage_broker,
+                100 * self.broker_avg_resource_usage.get(max_usage_broker, 0.0), 100 * avg_usage, 100 * threshold,
+                minimum_throughput_to_offload / _MB), pulsar_log=False,
+                avgUsage=avg_usage, minimumThroughputToOffload=minimum_throughput_to_offload)
         select_largest_first(
             load, max_usage_broker, set(local.bundles), minimum_throughput_to_offload, self._plan, sheddable
         )
+

@@ -11,9 +11,9 @@ Follows the newest ``LB/impl/UniformLoadShedder.java``. Stateless. Per call:
    ``loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold``; a threshold ``<= 0`` disables its
    rule. When both fire, the msg-rate rule wins; the two rules may name different "overloaded" brokers.
 3. The amount to move is Java's ``(int)((max - min) * maxUnloadPercentage)`` (truncation toward zero,
-   saturating at the int range, NaN → 0). Nothing moves unless the overloaded broker has more than one
-   bundle and the amount is ``>= minUnloadMessage`` (msg/s) or ``>= minUnloadMessageThroughput``
-   (bytes/s).
+   saturating at the int range, NaN → 0: :func:`clusteremu.base.java.double_to_int`). Nothing moves unless
+   the overloaded broker has more than one bundle and the amount is ``>= minUnloadMessage`` (msg/s) or
+   ``>= minUnloadMessageThroughput`` (bytes/s).
 4. Its bundles, largest short-term metric first (stable), are taken when ``0 < metric <= remaining``;
    ``remaining`` is a Java ``MutableInt`` from which ``(int) metric`` is subtracted. A bundle that does not
    fit is skipped (the loop goes on). Once ``maxUnloadBundleNumPerShedding`` (``-1`` = unlimited) bundles
@@ -24,79 +24,57 @@ slack on the remaining amount in PR #21906 (issue #21905, "UniformLoadShedder fa
 less than 1000"), and the newest source read has no slack, so none is applied here. Zero-traffic bundles
 are not taken: Pulsar's ``testFilterOutNonTrafficBundlesForUnloading`` (PR #21214) requires it, although
 the newest source text in the index does not show the filter yet.
+
+Explain hook (``explain``, see :mod:`..explain`): per broker its msg rate and throughput, then Pulsar's debug line
+``"Found bundles for uniform load balancing. msgRate overloaded broker: {} with msgRate: {}, ..."`` and one
+``"Found bundle to unload from {} with msgRate {}"`` per bundle taken.
 """
 from __future__ import annotations
 
-from typing import Any
+from clusteremu.base.java import INT_MAX, double_to_int, int_add
 
-import numpy as np
-
-from ..config import PulsarConfig
+from ..explain import slf4j
 from ..load_data import LoadData
 from .bundle_selection import largest_first, short_term_msg_rate, short_term_throughput
-from .unload_plan import UnloadPlan
+from .stateless import StatelessShedder
 
-__all__ = ["UniformLoadShedder", "java_double_to_int", "java_int_add"]
+__all__ = ["UniformLoadShedder"]
 
 _EPS = 1e-6
-_INT_MAX = 2**31 - 1
-_INT_MIN = -(2**31)
 
 
-def java_double_to_int(value: float) -> int:
-    """Java's ``(int) value``: NaN → 0, truncation toward zero, saturation at the int range."""
-    if value != value:
-        return 0
-    if value >= _INT_MAX:
-        return _INT_MAX
-    if value <= _INT_MIN:
-        return _INT_MIN
-    return int(value)
-
-
-def java_int_add(a: int, b: int) -> int:
-    """Java ``int`` addition (wraps around on overflow)."""
-    return ((a + b + 2**31) % 2**32) - 2**31
-
-
-class UniformLoadShedder:
+class UniformLoadShedder(StatelessShedder):
     """Pulsar's ``UniformLoadShedder`` (stateless)."""
-
-    def __init__(self, config: PulsarConfig, rng: np.random.Generator | None = None) -> None:
-        self.config = config
-        self._plan = UnloadPlan()
-
-    def get_state(self) -> dict[str, Any]:
-        """No carried state: ``{}``."""
-        return {}
-
-    def set_state(self, state: dict[str, Any]) -> None:
-        """Nothing to restore."""
 
     def find_bundles_for_unloading(self, load: LoadData) -> list[tuple[str, str]]:
         """``findBundlesForUnloading``: (broker, bundle) pairs in Pulsar's order."""
         conf = self.config
-        plan = self._plan
-        plan.clear()
+        plan = self._cleared_plan()
 
         rate_overloaded: str | None = None
         throughput_overloaded: str | None = None
         max_rate = -1.0
         max_throughput = -1.0
-        min_rate = float(_INT_MAX)
-        min_throughput = float(_INT_MAX)
+        min_rate = float(INT_MAX)
+        min_throughput = float(INT_MAX)
+        rate_underloaded: str | None = None  # only logged
+        throughput_underloaded: str | None = None
+        explain = self.explain
         for broker in load.brokers_in_java_order():
             local = load.broker_data[broker].local_data
             rate = local.msg_rate_in + local.msg_rate_out
             throughput = local.msg_throughput_in + local.msg_throughput_out
+            if explain is not None:
+                explain.add(broker, "traffic", slf4j("{} msgRate: {}, msgThroughput: {}", broker, rate, throughput),
+                            pulsar_log=False, msgRate=rate, msgThroughput=throughput)
             if rate > max_rate:
                 rate_overloaded, max_rate = broker, rate
             if throughput > max_throughput:
                 throughput_overloaded, max_throughput = broker, throughput
             if rate < min_rate:
-                min_rate = rate
+                rate_underloaded, min_rate = broker, rate
             if throughput < min_throughput:
-                min_throughput = throughput
+                throughput_underloaded, min_throughput = broker, throughput
 
         if -_EPS <= min_rate <= _EPS:
             min_rate = 1.0
@@ -109,25 +87,54 @@ class UniformLoadShedder:
         multiplier_threshold = conf["loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold"]
         rate_exceeded = rate_threshold > 0 and rate_difference_percentage > rate_threshold
         throughput_exceeded = multiplier_threshold > 0 and throughput_difference_rate > multiplier_threshold
+        if explain is not None:
+            explain.add(None, "difference", slf4j(
+                "msgRateDifferencePercentage: {}% (threshold {}%), msgThroughputDifferenceRate: {} (threshold {})",
+                rate_difference_percentage, rate_threshold, throughput_difference_rate, multiplier_threshold),
+                pulsar_log=False, msgRateDifferencePercentage=rate_difference_percentage,
+                loadBalancerMsgRateDifferenceShedderThreshold=rate_threshold,
+                msgThroughputDifferenceRate=throughput_difference_rate,
+                loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold=multiplier_threshold)
         if not (rate_exceeded or throughput_exceeded):
+            if explain is not None:
+                explain.add(None, "below-thresholds", "neither difference exceeds its threshold: nothing to unload",
+                            pulsar_log=False)
             return plan.entries()
 
         max_unload_percentage = conf["maxUnloadPercentage"]
         if rate_exceeded:
             overloaded = rate_overloaded
-            remaining = java_double_to_int((max_rate - min_rate) * max_unload_percentage)
+            remaining = double_to_int((max_rate - min_rate) * max_unload_percentage)
             floor = conf["minUnloadMessage"]
             metric = short_term_msg_rate
         else:
             overloaded = throughput_overloaded
-            remaining = java_double_to_int((max_throughput - min_throughput) * max_unload_percentage)
+            remaining = double_to_int((max_throughput - min_throughput) * max_unload_percentage)
             floor = conf["minUnloadMessageThroughput"]
             metric = short_term_throughput
         if overloaded is None:
             return plan.entries()
+        if explain is not None:
+            if rate_exceeded:
+                explain.add(overloaded, "msg-rate-overloaded", slf4j(
+                    "Found bundles for uniform load balancing. msgRate overloaded broker: {} with msgRate: {}, "
+                    "msgRate underloaded broker: {} with msgRate: {}, msgRateRequiredFromUnloadedBundles: {}",
+                    overloaded, max_rate, rate_underloaded, min_rate, remaining),
+                    msgRateRequiredFromUnloadedBundles=remaining, minUnloadMessage=floor)
+            else:
+                explain.add(overloaded, "throughput-overloaded", slf4j(
+                    "Found bundles for uniform load balancing. msgThroughput overloaded broker: {} with msgThroughput "
+                    "{}, msgThroughput underloaded broker: {} with msgThroughput: {}, "
+                    "msgThroughputRequiredFromUnloadedBundles: {}",
+                    overloaded, max_throughput, throughput_underloaded, min_throughput, remaining),
+                    msgThroughputRequiredFromUnloadedBundles=remaining, minUnloadMessageThroughput=floor)
 
         bundles = set(load.broker_data[overloaded].local_data.bundles)
         if len(bundles) <= 1 or not remaining >= floor:
+            if explain is not None:
+                explain.add(overloaded, "too-few-bundles" if len(bundles) <= 1 else "below-min-unload", slf4j(
+                    "{} has {} bundle(s) and {} to move against the minimum {}: nothing to unload", overloaded,
+                    len(bundles), remaining, floor), pulsar_log=False)
             return plan.entries()
 
         cap = conf["maxUnloadBundleNumPerShedding"]
@@ -135,6 +142,10 @@ class UniformLoadShedder:
             if cap != -1 and plan.size() >= cap:
                 continue
             if 0 < value <= remaining:
-                remaining = java_int_add(remaining, java_double_to_int(-value))
+                remaining = int_add(remaining, double_to_int(-value))
                 plan.put(overloaded, bundle)
+                if explain is not None:
+                    explain.add(overloaded, "bundle", slf4j(
+                        "Found bundle to unload from {} with msgRate {}" if rate_exceeded
+                        else "Found bundle to unload from {} with msgThroughput {}", overloaded, value))
         return plan.entries()

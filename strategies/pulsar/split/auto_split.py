@@ -43,16 +43,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Collection, Mapping, Sequence
 
-from ..config import PulsarConfig
 from clusteremu.base.java import java_order
-from ..load_data import LoadData, bundle_namespace
+
+from ..config import PulsarConfig, as_config
+from ..load_data import LoadData
 from ..placement.filters import (
     NamespacePolicies,
     broker_to_namespace_to_bundle_range_of,
     should_anti_affinity_namespace_unload,
     should_namespace_policies_unload,
 )
-from .bundles import FULL_RANGE, BundleRange, can_split_bundle
+from .bundles import FULL_RANGE, BundleRange, bundle_namespace, bundle_range_name, can_split_bundle
 
 __all__ = ["BundleSplitDecision", "check_namespace_bundle_split", "find_bundles_to_split", "namespace_bundle_count"]
 
@@ -73,11 +74,7 @@ class BundleSplitDecision:
 
     @property
     def bundle_range(self) -> str:
-        return self.bundle[self.bundle.rfind("/") + 1 :]
-
-
-def _config(config: Mapping[str, Any] | PulsarConfig | None) -> PulsarConfig:
-    return config if isinstance(config, PulsarConfig) else PulsarConfig(config)
+        return bundle_range_name(self.bundle)
 
 
 def _ranges_of(namespace: str, namespace_bundles: Mapping[str, Sequence[str]] | None) -> list[BundleRange]:
@@ -99,7 +96,7 @@ def find_bundles_to_split(
     namespace_bundles: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, str]:
     """``BundleSplitterTask.findBundlesToSplit``: hot bundles → the broker reporting them, in ``HashMap`` order."""
-    cfg = _config(config)
+    cfg = as_config(config)
     max_bundle_count = cfg["loadBalancerNamespaceMaximumBundles"]
     max_topics = cfg["loadBalancerNamespaceBundleMaxTopics"]
     max_sessions = cfg["loadBalancerNamespaceBundleMaxSessions"]
@@ -151,7 +148,7 @@ def check_namespace_bundle_split(
     ``available_brokers`` (default: ``known_brokers``) and ``policies`` feed the two shedding guards that
     decide ``unload``; ``broker_to_namespace_to_bundle_range`` defaults to the one derived from ``load``.
     """
-    cfg = _config(config)
+    cfg = as_config(config)
     if not cfg["loadBalancerAutoBundleSplitEnabled"] or not is_leader or len(known_brokers) <= 1:
         return []
     unload_split_bundles = cfg["loadBalancerAutoUnloadSplitBundlesEnabled"]
@@ -165,7 +162,7 @@ def check_namespace_bundle_split(
     decisions: list[BundleSplitDecision] = []
     for bundle, broker in find_bundles_to_split(load, cfg, namespace_bundles).items():
         namespace = bundle_namespace(bundle)
-        bundle_range = bundle[bundle.rfind("/") + 1 :]
+        bundle_range = bundle_range_name(bundle)
         try:
             target = BundleRange.parse(bundle_range)
         except ValueError:

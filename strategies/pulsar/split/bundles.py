@@ -1,4 +1,7 @@
-"""Namespace bundles as hash ranges: naming, the topic → bundle mapping, and the split of one bundle into children.
+"""Namespace bundles as hash ranges: their names, the topic → bundle mapping, and the split of one bundle into children.
+
+The one place where Pulsar bundle names (``tenant/ns/0x..._0x...``) are formatted and taken apart; every strategy
+(and the emulated brokers) use it.
 
 Follows ``NamespaceBundle``, ``NamespaceBundles``, ``NamespaceBundleFactory`` and the default
 ``ConsistentHashingTopicBundleAssigner`` (``pulsar-broker/.../common/naming/``).
@@ -8,6 +11,9 @@ API::
     r = BundleRange.parse("0x00000000_0xffffffff")     # or BundleRange.of_bundle("tenant/ns/0x..._0x...")
     r.lower, r.upper                                   # ints; str(r) == "0x00000000_0xffffffff"
     r.includes(h); can_split_bundle(r)
+    bundle_name("tenant/ns", r)                        # -> "tenant/ns/0x00000000_0xffffffff"
+    bundle_namespace(b), bundle_range_name(b)          # "tenant/ns", "0x..._0x..." (lenient)
+    namespace_of_bundle(b), range_of_bundle(b)         # the same, ValueError for a name without "/"
     topic_hash("persistent://tenant/ns/t")             # unsigned CRC32 of the UTF-8 name
     bundle_for_topic("tenant/ns/t", ["0x00000000", "0x80000000", "0xffffffff"])   # -> "0x80000000_0xffffffff"
     split_bundle(r, boundaries=[0x40000000])           # -> [BundleRange, BundleRange]
@@ -20,7 +26,10 @@ Ranges, as Pulsar has them:
   full bundle in two gives ``0x00000000_0x7fffffff`` and ``0x7fffffff_0xffffffff`` (``(0xffffffff - 0) / 2``),
   not ``0x80000000``.
 * A bundle range is named ``String.format("0x%08x_0x%08x", lower, upper)`` (lower-case hex, at least 8 digits)
-  and a bundle ``"<namespace>/<range>"``.
+  and a bundle ``"<namespace>/<range>"``. Pulsar takes names apart at the last ``/`` in two ways:
+  ``LoadManagerShared.getNamespaceNameFromBundleName``/``getBundleRangeFromBundleName`` insist on a ``/``
+  (:func:`namespace_of_bundle`, :func:`range_of_bundle`); the shedding and split code's ``lastIndexOf`` use
+  reads a name without one as its own namespace and range (:func:`bundle_namespace`, :func:`bundle_range_name`).
 * Topic hash: the namespace service builds its bundle factory with Guava's ``Hashing.crc32()`` and hashes
   ``TopicName.toString()`` (the complete ``persistent://tenant/ns/topic`` name) as UTF-8, ``padToLong()`` =
   the unsigned CRC32. (It is CRC32, not Murmur3: ``NamespaceService`` passes ``Hashing.crc32()``.)
@@ -47,11 +56,16 @@ __all__ = [
     "FULL_RANGE",
     "BundleRange",
     "bundle_for_topic",
+    "bundle_name",
+    "bundle_namespace",
+    "bundle_range_name",
     "can_split_bundle",
     "complete_topic_name",
     "find_bundle_index",
     "format_boundary",
+    "namespace_of_bundle",
     "parse_boundary",
+    "range_of_bundle",
     "split_bundle",
     "topic_hash",
 ]
@@ -108,7 +122,7 @@ class BundleRange:
     @classmethod
     def of_bundle(cls, bundle: str) -> "BundleRange":
         """The range of a full bundle name ``tenant/ns/0x..._0x...`` (the part after the last ``/``)."""
-        return cls.parse(bundle[bundle.rfind("/") + 1 :])
+        return cls.parse(bundle_range_name(bundle))
 
     @property
     def upper_inclusive(self) -> bool:
@@ -130,6 +144,38 @@ class BundleRange:
 
 #: ``0x00000000_0xffffffff``, the single bundle of a namespace without stored boundaries.
 FULL_RANGE = BundleRange(FULL_LOWER_BOUND, FULL_UPPER_BOUND)
+
+
+def bundle_name(namespace: str, bundle_range: BundleRange | str) -> str:
+    """``NamespaceBundle.toString()``: ``"<namespace>/0x..._0x..."``."""
+    return f"{namespace}/{bundle_range}"
+
+
+def bundle_namespace(bundle: str) -> str:
+    """The part of a bundle name before the last ``/`` (the name itself if it has none)."""
+    index = bundle.rfind("/")
+    return bundle[:index] if index != -1 else bundle
+
+
+def bundle_range_name(bundle: str) -> str:
+    """The part of a bundle name after the last ``/``, ``"0x..._0x..."`` (the name itself if it has none)."""
+    return bundle[bundle.rfind("/") + 1 :]
+
+
+def namespace_of_bundle(bundle: str) -> str:
+    """``getNamespaceNameFromBundleName``: the part before the last ``/`` (``ValueError`` if there is none)."""
+    pos = bundle.rfind("/")
+    if pos == -1:
+        raise ValueError(f"not a bundle name: {bundle!r}")
+    return bundle[:pos]
+
+
+def range_of_bundle(bundle: str) -> str:
+    """``getBundleRangeFromBundleName``: the part after the last ``/`` (``ValueError`` if there is none)."""
+    pos = bundle.rfind("/")
+    if pos == -1:
+        raise ValueError(f"not a bundle name: {bundle!r}")
+    return bundle[pos + 1 :]
 
 
 def can_split_bundle(bundle_range: BundleRange) -> bool:

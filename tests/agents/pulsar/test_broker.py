@@ -1,7 +1,7 @@
 """The broker's own bookkeeping: the set of owned bundles and its version."""
 import pytest
 
-from clusteremu.agents.pulsar.broker import OwnedBundles, Ownership
+from clusteremu.agents.pulsar.ownership import OwnedBundles, Ownership
 
 
 def test_owned_bundles_version_changes_whenever_a_bundle_comes_or_goes():

@@ -111,31 +111,6 @@ def test_intervals_per_entity_and_by_field(pulsar):
     assert [g.seconds for g in pulsar.intervals("bundle_owned", by=lambda e: "all")] == [0.0, 57.0]
 
 
-def test_ownership_at_a_time(pulsar):
-    assert pulsar.owner_at(B1, 4.9) is None
-    assert pulsar.owner_at(B1, 5.0) == "broker-1"
-    assert pulsar.owner_at(B1, 61.0) is None  # released, not yet taken
-    assert pulsar.owner_at(B1, 62.0) == "broker-3"
-    # broker-2 "unloading" a bundle it does not own changes nothing.
-    assert pulsar.owner_at(B1, 63.0) == "broker-3"
-    # broker-3 loses B1 when the store expires its session (its ownership node is ephemeral).
-    assert pulsar.owner_at(B1, 139.9) == "broker-3" and pulsar.owner_at(B1, 140.0) is None
-    assert pulsar.owners_at(64.0) == {B1: "broker-3", B2: "broker-2"}
-    assert pulsar.owners_at(150.0) == {B2: "broker-2"}
-    assert pulsar.ownership_changes(B1) == [(5.0, "broker-1"), (61.0, None), (62.0, "broker-3"), (140.0, None)]
-    assert pulsar.owner_at("ns/unknown", 50.0) is None
-
-
-def test_a_crashed_owner_keeps_its_bundles_until_its_session_expires(tmp_path):
-    trace = Trace(write_run(tmp_path / "r", [
-        (1.0, "broker-1", "bundle_owned", {"bundle": "b", "via": "lookup"}),
-        (10.0, "broker-1", "agent_stopped", {"reason": "fault"}),
-        (40.0, "metadata-store", "store_session_expired", {"session": "s", "owner": "broker-1", "silent_s": 30.0}),
-    ]))
-    assert trace.owner_at("b", 39.0) == "broker-1"
-    assert trace.owner_at("b", 40.0) is None
-
-
 def test_leader_at_a_time(pulsar):
     assert pulsar.leader_at(0.5) is None
     assert pulsar.leader_at(1.0) == "broker-1"
@@ -143,15 +118,6 @@ def test_leader_at_a_time(pulsar):
     assert pulsar.leader_at(130.5) is None
     assert pulsar.leader_at(131.0) == "broker-2"
     assert pulsar.leader_changes() == [(1.0, "broker-1"), (130.0, None), (131.0, "broker-2")]
-
-
-def test_last_report_and_reports_at(pulsar):
-    assert pulsar.last_report("broker-1", 9.0) is None
-    assert pulsar.last_report("broker-1", 10.0).score == 80.0
-    assert pulsar.last_report("broker-1", 1000.0).score == 50.0
-    assert math.isinf(pulsar.last_report("broker-2", 120.0).cpu)
-    latest = pulsar.reports_at(71.0)
-    assert {b: e.score for b, e in latest.items()} == {"broker-1": 50.0, "broker-2": 30.0, "broker-3": 5.0}
 
 
 def test_frame_is_columnar_and_cached(pulsar):

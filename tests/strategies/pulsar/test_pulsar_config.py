@@ -2,7 +2,7 @@
 import pytest
 
 from clusteremu.base.errors import InputError
-from clusteremu.strategies.pulsar.config import DEFAULTS, PulsarConfig, parse_broker_conf
+from clusteremu.strategies.pulsar.config import DEFAULTS, PulsarConfig, as_config, parse_broker_conf
 
 
 def test_missing_keys_take_pulsar_defaults():
@@ -90,3 +90,12 @@ def test_every_default_round_trips_through_its_own_type():
     cfg = PulsarConfig({k: v for k, v in DEFAULTS.items() if v is not None})
     assert cfg.unknown_keys() == []
     assert all(cfg[k] == v for k, v in DEFAULTS.items())
+
+
+def test_as_config_wraps_mappings_and_keeps_a_config_as_it_is():
+    cfg = PulsarConfig({"maxUnloadPercentage": 0.5})
+    assert as_config(cfg) is cfg
+    assert as_config({"maxUnloadPercentage": 0.5})["maxUnloadPercentage"] == 0.5
+    assert as_config(None)["maxUnloadPercentage"] == DEFAULTS["maxUnloadPercentage"]
+    with pytest.raises(InputError):
+        as_config({"maxUnloadPercentage": "lots"})

@@ -5,7 +5,6 @@ import pytest
 
 from clusteremu.strategies.pulsar.resource_usage import (
     ResourceUsage,
-    java_max,
     max_resource_usage,
     max_resource_usage_with_weight,
     max_resource_usage_with_weight_5,
@@ -33,10 +32,9 @@ def test_percent_usage_propagates_nan_and_infinity():
     assert ResourceUsage(math.inf, 100).percent_usage() == math.inf
 
 
-def test_java_max_keeps_strictly_greater_values_so_nan_is_ignored():
-    assert java_max([math.nan, 3.0, math.nan, 2.0]) == 3.0
-    assert java_max([math.nan, math.nan]) == -math.inf
-    assert java_max([]) == -math.inf
+def test_a_positive_limit_below_float32s_range_divides_by_zero():
+    assert ResourceUsage(1.0, 1e-50).percent_usage() == math.inf
+    assert math.isnan(ResourceUsage(0.0, 1e-50).percent_usage())
 
 
 def test_weighted_max_4_ignores_memory_and_applies_weights():

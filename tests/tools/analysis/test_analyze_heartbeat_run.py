@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from clusteremu.emulator.cli import main
+from clusteremu.cli import main
 from clusteremu.emulator.trace import open_run
 
 pytestmark = pytest.mark.spark

@@ -10,7 +10,6 @@ import pytest
 
 from clusteremu.strategies import pulsar
 from clusteremu.strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData
-from clusteremu.strategies.pulsar.placement import LeastLongTermMessageRate
 from clusteremu.strategies.pulsar.resource_usage import ResourceUsage
 
 

@@ -200,8 +200,8 @@ def test_two_overloaded_brokers_are_returned_in_hash_map_order():
     load = LoadData()
     names = ["zeta", "alpha", "mid"]
     for name in names[:2]:
-        local = add_broker(load, name, cpu=ResourceUsage(95, 100), bundles=[f"{name}-a", f"{name}-b"],
-                           msg_throughput_in=100 * MB)
+        add_broker(load, name, cpu=ResourceUsage(95, 100), bundles=[f"{name}-a", f"{name}-b"],
+                   msg_throughput_in=100 * MB)
         load.bundle_data[f"{name}-a"] = bundle(60 * MB)
         load.bundle_data[f"{name}-b"] = bundle(40 * MB)
     add_broker(load, "mid", cpu=ResourceUsage(5, 100))

@@ -1,7 +1,6 @@
 """UniformLoadShedder (reference §7.3, §12), including cases transcribed from Pulsar's UniformLoadShedderTest."""
 from clusteremu.strategies import pulsar
 from clusteremu.strategies.pulsar.load_data import BrokerData, BundleData, LoadData, LocalBrokerData
-from clusteremu.strategies.pulsar.shedding.uniform_load_shedder import java_double_to_int
 
 MB = 1024 * 1024
 
@@ -21,14 +20,6 @@ def add_broker(load, name, **fields):
 
 def shed(load, conf=None):
     return pulsar.create("UniformLoadShedder", conf or {}).find_bundles_for_unloading(load)
-
-
-def test_java_int_cast():
-    assert java_double_to_int(1000.9) == 1000
-    assert java_double_to_int(-1000.9) == -1000
-    assert java_double_to_int(1e12) == 2**31 - 1
-    assert java_double_to_int(-1e12) == -(2**31)
-    assert java_double_to_int(float("nan")) == 0
 
 
 def test_no_brokers():

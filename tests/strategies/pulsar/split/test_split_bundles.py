@@ -10,12 +10,29 @@ from clusteremu.strategies.pulsar.split.bundles import (
     FULL_RANGE,
     BundleRange,
     bundle_for_topic,
+    bundle_name,
+    bundle_namespace,
+    bundle_range_name,
     can_split_bundle,
     complete_topic_name,
     find_bundle_index,
+    namespace_of_bundle,
+    range_of_bundle,
     split_bundle,
     topic_hash,
 )
+
+
+def test_bundle_names_are_made_and_taken_apart_at_the_last_slash():
+    name = bundle_name("tenant/ns", BundleRange(0, 0x80000000))
+    assert name == "tenant/ns/0x00000000_0x80000000" == bundle_name("tenant/ns", "0x00000000_0x80000000")
+    assert bundle_namespace(name) == namespace_of_bundle(name) == "tenant/ns"
+    assert bundle_range_name(name) == range_of_bundle(name) == "0x00000000_0x80000000"
+    # the lenient pair reads a name without "/" as its own namespace and range; the strict pair refuses it
+    assert bundle_namespace("odd") == bundle_range_name("odd") == "odd"
+    for strict in (namespace_of_bundle, range_of_bundle):
+        with pytest.raises(ValueError):
+            strict("odd")
 
 
 def test_range_names_and_parsing():

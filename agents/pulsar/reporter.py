@@ -1,0 +1,170 @@
+"""A broker's load-report role (the modular load manager's ``LoadReportUpdaterTask``).
+
+Components:
+
+* :class:`LoadReporter`: keeps the broker's :class:`~.reporting.LocalReport` up to date from its sampled usage,
+  its traffic and its owned bundles (``updateLocalBrokerData``), writes it to the store when the update rule says
+  so (``writeBrokerDataOnZooKeeper``), and applies ``report_loss`` faults to the writes.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Generator
+
+import numpy as np
+
+from clusteremu.emulator.agent import Agent
+from clusteremu.strategies.pulsar import PulsarConfig
+
+from .reporting import LocalReport, score_of
+from .store import BROKERS_PREFIX
+from .usage import now_ms
+
+if TYPE_CHECKING:
+    from .broker import Broker
+
+LOAD_REPORT_UPDATE_MINIMUM_INTERVAL_S = 5.0  # LoadReportUpdaterTask's fixed rate in the modular load manager
+
+#: a ``report_loss`` fault as a broker keeps it: (start, end, probability, extra_s)
+ReportFault = tuple[float, float, float, float]
+
+
+class LoadReporter:
+    """The broker's local report and its writes (one per run of the broker process).
+
+    ``faults`` are the ``report_loss`` faults scheduled for the broker: they outlive a restart, so the broker
+    keeps the list and hands it over.
+    """
+
+    def __init__(self, broker: "Broker", faults: list[ReportFault]) -> None:
+        self.b = broker
+        self.faults = faults
+        self.report: LocalReport | None = None
+        self.last_written: LocalReport | None = None
+        self.last_write_t = -math.inf
+        self._stats_cache: tuple[Any, dict[str, dict[str, Any]]] | None = None
+        self._report_inputs: tuple[Any, ...] = ()  # what the current report was made from
+        self.typed_config = PulsarConfig(broker.config)
+
+    def start(self) -> None:
+        """Run the report task on the broker's load-manager executor."""
+        self.b.timers.schedule_at_fixed_rate(self.write, 0.0, LOAD_REPORT_UPDATE_MINIMUM_INTERVAL_S,
+                                             name="load-report")
+
+    def refresh(self) -> LocalReport:
+        """Bring :attr:`report` up to date (``updateLocalBrokerData``) and return it; its ``lastUpdate`` is set
+        when it is written (:meth:`stamped`), as Pulsar sets it in ``writeBrokerDataOnZooKeeper``."""
+        # The host is not integrated here: the report reads the sampler's usage and the current rates only (the
+        # sampler and every traffic change integrate it), and 1,000 brokers refresh every 5 s.
+        b = self.b
+        usage, own = b.usage, b.ownership
+        factors = b.workload.task_factors(b.now)
+        inputs = (usage.cpu_percent, usage.bw_in_kbps, usage.bw_out_kbps, factors.tobytes(), own.owned.version,
+                  own.task_counts.tobytes())
+        if self.report is not None and inputs == self._report_inputs:
+            return self.report  # all the report is made of is the same (bundle counts only grow while the set is)
+        self._report_inputs = inputs
+        topics = int(own.task_counts.sum())  # the task counts count the owned bundles' topics
+        rates = usage.rates(b.now)
+        m = usage.machine
+        previous = self.report
+        self.report = LocalReport(
+            cpu=(usage.cpu_percent, 100.0 * m.cores),
+            memory=(m.heap_mb(topics, rates), m.heap_max_mb),
+            direct_memory=(m.direct_mb(rates), m.direct_max_mb),
+            bandwidth_in=(usage.bw_in_kbps, m.nic_kbps),
+            bandwidth_out=(usage.bw_out_kbps, m.nic_kbps),
+            msg_rate_in=rates[0], msg_rate_out=rates[1], msg_throughput_in=rates[2], msg_throughput_out=rates[3],
+            num_topics=topics, num_bundles=len(own.owned), bundle_stats=self._bundle_stats(factors),
+            last_update_ms=now_ms(b.now),
+        )
+        self.report.share_bundle_stats_json(previous)
+        return self.report
+
+    def stamped(self) -> LocalReport:
+        """The current report with ``lastUpdate`` now, to be written."""
+        t_ms = now_ms(self.b.now)
+        if self.report.last_update_ms != t_ms:
+            self.report = self.report.restamped(t_ms)
+        return self.report
+
+    def _bundle_stats(self, factors: np.ndarray) -> dict[str, dict[str, Any]]:
+        """Per owned bundle: rates, throughputs, topic, producer and consumer counts (NamespaceBundleStats).
+
+        Computed for all bundles at once, and reused while neither the bundles, their topics nor the task rates
+        changed (the report task asks every 5 s; a large broker has hundreds of bundles)."""
+        own = self.b.ownership
+        owned = own.owned
+        # The same bundles (version) with the same total counts mean that no bundle's counts grew.
+        key = (factors.tobytes(), owned.version, own.task_counts.tobytes())
+        if self._stats_cache is not None and self._stats_cache[0] == key:
+            return self._stats_cache[1]
+        wl = self.b.workload
+        names = list(owned)
+        if names:
+            counts = np.stack([owned[b].task_counts for b in names])
+            rin = counts * factors
+            rout = rin * wl._subs
+            cols = np.stack([rin.sum(axis=1), rout.sum(axis=1), rin @ wl._msg_bytes, rout @ wl._msg_bytes,
+                             counts @ wl._subs])
+            cols = cols.T.tolist()
+        else:
+            cols = []
+        stats = {}
+        for b, (r_in, r_out, t_in, t_out, consumers) in zip(names, cols):
+            o = owned[b]
+            stats[b] = {
+                "msgRateIn": r_in, "msgRateOut": r_out, "msgThroughputIn": t_in, "msgThroughputOut": t_out,
+                "topics": len(own.bundle_map.topics_of(b)) if not o.topics else len(o.topics),
+                "consumerCount": int(round(consumers)), "producerCount": len(o.topics),
+            }
+        self._stats_cache = (key, stats)
+        return stats
+
+    def write(self) -> None:
+        """LoadReportUpdaterTask: refresh the local data; write it only when the update rule says so."""
+        b = self.b
+        if not b.store.is_open:
+            return
+        self.refresh()
+        reason = self.report.needs_update(self.last_written, b.now - self.last_write_t, self.typed_config)
+        if reason is None:
+            return
+        previous = (self.last_written, self.last_write_t)
+        r = self.last_written = self.stamped()
+        self.last_write_t = b.now
+        delay = self._fault()
+        if delay == 0.0:
+            # The write fails (the store is unreachable for it): lastData is not updated, so the next run of
+            # the task tries again if the update rule still says so.
+            self.last_written, self.last_write_t = previous
+            b.emit("load_report_lost", reason=reason)
+            return
+        b.emit("load_report", cpu=r.percent("cpu"), memory=r.percent("memory"),
+               direct_memory=r.percent("direct_memory"), bandwidth_in=r.percent("bandwidth_in"),
+               bandwidth_out=r.percent("bandwidth_out"), msg_rate_in=r.msg_rate_in, msg_rate_out=r.msg_rate_out,
+               msg_throughput_in=r.msg_throughput_in, msg_throughput_out=r.msg_throughput_out,
+               num_bundles=r.num_bundles, num_topics=r.num_topics, score=score_of(r, self.typed_config),
+               reason=reason)
+        write = b.store.op("set", {"path": BROKERS_PREFIX + b.name, "data": r.to_json(), "ephemeral": True})
+        if delay is not None:
+            b.emit("load_report_delayed", extra_s=delay)
+            b.spawn(_after(b, delay, write))
+        else:
+            b.spawn(write)
+
+    def _fault(self) -> float | None:
+        """How a ``report_loss`` fault hits this write: None (it does not), 0.0 (lost) or its delay in seconds."""
+        b = self.b
+        hit = None
+        for start, end, probability, extra_s in self.faults:
+            if start <= b.now < end and (probability >= 1.0 or b.rng("report-loss").random() < probability):
+                if extra_s == 0.0:
+                    return 0.0
+                hit = max(extra_s, hit or 0.0)
+        return hit
+
+
+def _after(agent: Agent, delay: float, gen: Generator) -> Generator:
+    yield from agent.sleep(delay)
+    return (yield from gen)

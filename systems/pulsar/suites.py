@@ -1,0 +1,29 @@
+"""Pulsar's sweep suites: the AvgShedder article's experiments, reported pathologies, the slides' mechanisms."""
+from __future__ import annotations
+
+from clusteremu.emulator.systems import Suite
+
+#: Extend freely: names must be built-in scenarios of this system.
+SUITES: dict[str, Suite] = {
+    "article-avgshedder": Suite(
+        (
+            "threshold-homogeneous", "threshold-scale-in", "threshold-heterogeneous", "threshold-jitter",
+            "uniform-homogeneous", "uniform-scale-in", "uniform-heterogeneous", "uniform-jitter",
+            "avgshedder-homogeneous", "avgshedder-scale-in", "avgshedder-heterogeneous", "avgshedder-jitter",
+            "avgshedder-cpu-spike", "avgshedder-scale-out", "avgshedder-hash-corner-case",
+        ),
+        "BIGO's AvgShedder article (shared/seeds/000): each strategy pair of its rating table on the homogeneous "
+        "start, the scale-in, the heterogeneous cluster and the jitter topic, and AvgShedder's own experiments",
+    ),
+    "pulsar-pathologies": Suite(
+        ("gc-fixed-rate-infinite-cpu", "gc-fixed-delay-finite-cpu", "lookup-storm-broker-crash"),
+        "reported Pulsar load-balancing pathologies (infinite CPU after a GC pause with fixed-rate sampling, and "
+        "its fixed-delay fix) and the lookup storm after a broker crash",
+    ),
+    "pulsar-mechanisms": Suite(
+        ("slides-overload-shedder", "slides-threshold-shedder", "slides-uniform-load-shedder",
+         "rolling-restart-modular", "rolling-restart-extensible"),
+        "load-manager mechanisms of the Pulsar slides (shared/seeds/001): the three shedders on the slides' 3-broker "
+        "example, and the modular and the extensible load manager on the same rolling restart (client reconnect time)",
+    ),
+}
