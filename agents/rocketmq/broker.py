@@ -1,0 +1,428 @@
+"""A broker: the topic's queues it holds, the consumer groups it learns from heartbeats, their committed offsets,
+the orderly consumers' queue locks, and RocketMQ 5's broker-side assignment and POP consumption.
+
+Components: :class:`Broker` and the event kinds it writes. The broker's parts, with the real classes they model:
+
+* queues (``ConsumeQueue``): ``queues`` queues whose max offset grows at ``rate_per_queue`` msg/s from the
+  broker's start (messages are a fluid: offsets are numbers);
+* route registration (``BrokerController.registerBrokerAll``): at start and every ``registerNameServerPeriod``
+  to the name server; ``UNREGISTER_BROKER`` on a graceful stop;
+* ``ConsumerManager`` / ``ConsumerGroupInfo``: ``HEARTBEAT`` registers a client id (a new channel: ``CHANGE``),
+  ``UNREGISTER_CLIENT`` removes it; ``ClientHousekeepingService`` scans every 10 s (after 10 s) and closes channels
+  without a heartbeat for more than ``channelExpiredTimeout`` (removing them itself: no notification), and Netty's
+  idle handler closes a channel without any traffic for ``serverChannelMaxIdleTimeSeconds`` (its close event removes
+  it and notifies); registrations, unregistrations and close events are sent to the group's remaining channels as
+  ``NOTIFY_CONSUMER_IDS_CHANGED`` when ``notifyConsumerIdsChangedEnable`` (``DefaultConsumerIdsChangeListener``);
+  ``GET_CONSUMER_LIST_BY_GROUP`` answers the group's client ids;
+* ``ConsumerOffsetManager``: ``UPDATE_CONSUMER_OFFSET`` (one-way) stores, ``QUERY_CONSUMER_OFFSET`` reads (-1 if
+  none) with the queue's max offset and the offset at a timestamp (``computePullFromWhere`` needs them);
+* ``RebalanceLockManager``: ``LOCK_BATCH_MQ`` / ``UNLOCK_BATCH_MQ`` with a ``rocketmq.broker.rebalance.lockMaxLiveTime``
+  lease (60 s);
+* ``PULL``: a consumer's batched pull answers each queue's max offset (the fluid's "messages available");
+* ``QueryAssignmentProcessor`` (``QUERY_ASSIGNMENT``, 5.x): the broker allocates with its own consumer list and its
+  own cached route (``TopicRouteInfoManager``, refreshed every 30 s), AVG and AVG_BY_CIRCLE only;
+* ``PopMessageProcessor`` / ``AckMessageProcessor`` (``POP`` / ``ACK``, 5.x): the broker hands out ranges from
+  its pop position (revived ranges first), each invisible for the consumer's invisible time, and revives ranges
+  not acked in time;
+* ``queue_stats`` every ``stats_interval_s`` of virtual time (an observer, not a broker thread): per queue the max
+  offset, the committed offset and the lag, for lag and orphan analyses.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Generator
+
+from clusteremu.emulator.jvm import JvmAgent
+from clusteremu.emulator.messages import Message
+from clusteremu.emulator.trace.kinds import declare
+from clusteremu.strategies.rocketmq import allocate4pop, create, sort_cid_all, sort_mq_all
+from clusteremu.strategies.rocketmq.errors import AllocationArgumentError
+from clusteremu.strategies.rocketmq.topic_route import QueueData, subscribe_queues
+
+from .config import seconds
+from .names import parse_queue_key, queue_key, queue_of
+
+__all__ = ["Broker", "PERM_READ_WRITE", "QUERY_ASSIGNMENT_STRATEGIES"]
+
+#: ``PermName.PERM_READ | PermName.PERM_WRITE``
+PERM_READ_WRITE = 6
+#: ``QueryAssignmentProcessor``'s registered strategies (Java ``getName()`` -> registered class)
+QUERY_ASSIGNMENT_STRATEGIES = {"AVG": "AllocateMessageQueueAveragely", "AVG_BY_CIRCLE": "AllocateMessageQueueAveragelyByCircle"}
+
+declare("queues_created",
+        "A broker started serving `queues` queues (ids 0..queues-1) of the topic `subscription`, named "
+        "`<subscription>/<broker>/<id>` in `queue` fields; producers append `rate_per_queue` msg/s to each; machine "
+        "room `room` ('' if none).",
+        __name__, broker="str", subscription="str", queues="int", rate_per_queue="float", room="str")
+declare("consumer_registered",
+        "The broker registered a new consumer channel of `group` from a heartbeat: client id `cid` of agent "
+        "`consumer`; `cids`: the group's client ids on this broker afterwards (registration order).",
+        __name__, group="str", cid="str", consumer="str", cids="list")
+declare("consumer_unregistered",
+        "The broker removed a consumer channel on the client's UNREGISTER_CLIENT (graceful shutdown); `cids` after.",
+        __name__, group="str", cid="str", consumer="str", cids="list")
+declare("channel_expired",
+        "The broker closed a silent consumer channel. `cause` scan: ClientHousekeepingService (every 10 s) found no "
+        "heartbeat for `silent_s` seconds (> channelExpiredTimeout) and removed it itself, so the close event that "
+        "follows finds nothing and the group is NOT notified (as in RocketMQ 4.9.x and 5.x); `cause` idle: Netty's "
+        "idle handler closed the channel after `silent_s` seconds without any traffic (> serverChannelMaxIdleTime"
+        "Seconds), and the close event removed it and notified the group. `cids` after.",
+        __name__, group="str", cid="str", consumer="str", silent_s="float", cids="list", cause="str")
+declare("consumer_ids_changed_notified",
+        "The broker sent NOTIFY_CONSUMER_IDS_CHANGED to the `notified` remaining channels of `group` (`cause`: "
+        "registered, unregistered, expired); `cids`: the group's client ids it now holds.",
+        __name__, group="str", cause="str", cids="list", notified="int")
+declare("offset_committed",
+        "The broker stored a consumer offset (UPDATE_CONSUMER_OFFSET from `cid`): `queue`'s committed offset of "
+        "`group` went from `previous` (-1: none) to `offset` (messages, the next one to consume). Written only "
+        "when the value changes.",
+        __name__, group="str", queue="str", cid="str", offset="float", previous="float")
+declare("queue_locked",
+        "RebalanceLockManager gave `queue`'s lock of `group` to `cid` (a new holder, not a renewal); `previous`: "
+        "the former holder ('' if none), `expired`: whether its 60 s lease had run out.",
+        __name__, group="str", queue="str", cid="str", previous="str", expired="bool")
+declare("queue_lock_denied",
+        "RebalanceLockManager refused `queue`'s lock to `cid`: `holder` holds it, its lease `age_s` seconds old.",
+        __name__, group="str", queue="str", cid="str", holder="str", age_s="float")
+declare("queue_unlocked", "`cid` released `queue`'s lock of `group` (UNLOCK_BATCH_MQ).",
+        __name__, group="str", queue="str", cid="str")
+declare("assignment_queried",
+        "QUERY_ASSIGNMENT (5.x broker-side assignment): the broker allocated `assigned` entries to `cid` with "
+        "`strategy` from its own view: `cids` (its consumer list) and `route_queues` (its cached route's queue "
+        "count); `mode` PULL or POP; `ok` false when it could not (no route, no consumers, unknown strategy).",
+        __name__, group="str", cid="str", strategy="str", mode="str", cids="list", route_queues="int",
+        assigned="int", ok="bool")
+declare("pop_revived",
+        "Popped messages of `queue` not acked by `cid` within their invisible time became visible again: "
+        "`messages` messages from `from_offset` (they are delivered again: duplicates if they had been consumed).",
+        __name__, group="str", queue="str", cid="str", from_offset="float", messages="float")
+declare("queue_stats",
+        "Every stats_interval_s of virtual time, per queue of this broker: `max_offset` (messages appended so far), "
+        "`committed` (the group's committed offset; POP: the lowest offset not yet acked; -1: none yet) and `lag` "
+        "(max_offset - committed, messages; -1 when nothing is committed).",
+        __name__, group="str", queue="str", max_offset="float", committed="float", lag="float")
+
+
+class Broker(JvmAgent):
+    """One broker (a master; the model has no slaves). Params: see :mod:`clusteremu.agents.rocketmq.model`."""
+
+    kind = "broker"
+
+    def on_start(self) -> None:
+        p = self.params
+        self.cfg = p["config"]
+        self.topic = p["topic"]
+        self.created_at = self.now
+        self.keys = [queue_key(self.topic, self.name, i) for i in range(p["queues"])]
+        self._groups: dict[str, dict[str, dict[str, Any]]] = {}  # group -> cid -> {consumer, last}
+        self._offsets: dict[str, dict[str, float]] = {}  # group -> queue -> committed offset
+        self._locks: dict[str, dict[str, list]] = {}  # group -> queue -> [cid, last update]
+        self._pop: dict[str, dict[str, Any]] = {}  # queue -> {next, retry: [[a, b]], inflight: [[a, b, deadline, cid]]}
+        self._route_queues: list | None = None  # TopicRouteInfoManager's cached subscribe info (5.x)
+        self._channel_of: dict[str, str] = {}  # consumer agent -> the client id of its current channel
+        self._idle_wakeup = None
+        self.emit("queues_created", broker=self.name, subscription=self.topic, queues=p["queues"],
+                  rate_per_queue=float(p["rate_per_queue"]), room=p["room"])
+        mode = p["timer_mode"]
+        self._register()
+        ctl = self.executor("BrokerControllerScheduledThread")
+        ctl.schedule_periodic(mode, self._register, 10.0, seconds(self.cfg, "registerNameServerPeriod"),
+                              name="registerBrokerAll")
+        self.executor("ClientHousekeepingScheduledThread").schedule_periodic(
+            mode, self._scan_exception_channel, 10.0, 10.0, name="scanExceptionChannel")
+        if p["assignment"]:
+            self.executor("TopicRouteInfoManager").schedule_periodic(
+                mode, self._update_route, 1.0, seconds(self.cfg, "pollNameServerInterval"), name="updateTopicRoute")
+            self.executor("PopReviveService").schedule_with_fixed_delay(self._revive, 1.0, 1.0, name="revive")
+        self.spawn(self._stats())
+        self.spawn(self._idle_watch())
+        self.start_gc(p["gc"])
+
+    # -- queues ------------------------------------------------------------------------------------------
+    def max_offset(self, at: float | None = None) -> float:
+        """Messages appended to each queue by time ``at`` (now by default)."""
+        t = self.now if at is None else at
+        return float(self.params["rate_per_queue"]) * max(0.0, t - self.created_at)
+
+    def _committed(self, group: str, key: str) -> float:
+        if self._pop.get(key) is not None:
+            st = self._pop[key]
+            low = st["next"]
+            for r in st["retry"]:
+                low = min(low, r[0])
+            for r in st["inflight"]:
+                low = min(low, r[0])
+            return low
+        return self._offsets.get(group, {}).get(key, -1.0)
+
+    def _stats(self) -> Generator:
+        step = float(self.params["stats_interval_s"])
+        group = self.params["group"]
+        t = math.floor(self.now / step) * step + step
+        while True:
+            yield self.env.timeout(t - self.now)
+            top = self.max_offset()
+            for key in self.keys:
+                c = self._committed(group, key)
+                self.emit("queue_stats", group=group, queue=key, max_offset=top, committed=c,
+                          lag=(top - c) if c >= 0 else -1.0)
+            t += step
+
+    # -- name server -------------------------------------------------------------------------------------
+    def _register(self) -> None:
+        self.send(self.params["namesrv"], "REGISTER_BROKER",
+                  {"broker": self.name, "queues": self.params["queues"], "perm": PERM_READ_WRITE,
+                   "room": self.params["room"]})
+
+    def _update_route(self) -> Generator:
+        reply = yield from self.call(self.params["namesrv"], "GET_ROUTEINFO_BY_TOPIC", {"topic": self.topic},
+                                     timeout=seconds(self.cfg, "mqClientApiTimeout"))
+        if reply is not None and reply["found"]:
+            qds = [QueueData(b, n, perm) for b, n, perm in reply["queue_datas"]]
+            self._route_queues = sort_mq_all(subscribe_queues(self.topic, qds))  # sorted once per route
+        elif reply is not None:
+            self._route_queues = None
+
+    def shutdown(self, cause: str) -> None:
+        """A graceful stop: unregister from the name server, then stop."""
+        self.send(self.params["namesrv"], "UNREGISTER_BROKER", {"broker": self.name})
+        self.crash(cause)
+
+    def on_fault(self, kind: str, spec: dict[str, Any]) -> None:
+        """``broker_loss``: the machine is gone (nothing closed cleanly); ``broker_join`` is its start itself."""
+        if kind == "broker_loss":
+            self.crash("broker_loss")
+        elif kind != "broker_join":
+            super().on_fault(kind, spec)
+
+    # -- messages ----------------------------------------------------------------------------------------
+    def on_message(self, msg: Message) -> None:
+        cid = self._channel_of.get(msg.src)
+        if cid is not None:  # any request is traffic on the client's channel (Netty's idle handler)
+            for channels in self._groups.values():
+                if cid in channels:
+                    channels[cid]["io"] = self.now
+        handler = getattr(self, "_on_" + msg.kind, None)
+        if handler is not None:
+            handler(msg, msg.body)
+
+    def _on_HEARTBEAT(self, msg: Message, body: dict) -> None:
+        group, cid = body["group"], body["cid"]
+        channels = self._groups.setdefault(group, {})
+        new = cid not in channels
+        channels[cid] = {"consumer": msg.src, "last": self.now, "io": self.now}
+        self._channel_of[msg.src] = cid
+        self.reply(msg, {})
+        if new:
+            if self._idle_wakeup is not None and not self._idle_wakeup.triggered:
+                self._idle_wakeup.succeed()
+            self.emit("consumer_registered", group=group, cid=cid, consumer=msg.src, cids=list(channels))
+            self._notify(group, "registered")
+
+    def _on_UNREGISTER_CLIENT(self, msg: Message, body: dict) -> None:
+        group, cid = body["group"], body["cid"]
+        channels = self._groups.get(group, {})
+        if channels.pop(cid, None) is not None:
+            self.emit("consumer_unregistered", group=group, cid=cid, consumer=msg.src, cids=list(channels))
+            self._notify(group, "unregistered")
+
+    def _scan_exception_channel(self) -> None:
+        timeout = seconds(self.cfg, "channelExpiredTimeout")
+        for group in sorted(self._groups):
+            channels = self._groups[group]
+            expired = [cid for cid, ch in channels.items() if self.now - ch["last"] > timeout]
+            for cid in expired:
+                ch = channels.pop(cid)
+                # ConsumerManager.scanNotActiveChannel removes the channel before Netty's close event runs, so
+                # doChannelCloseEvent finds nothing to remove and nothing is notified.
+                self.emit("channel_expired", group=group, cid=cid, consumer=ch["consumer"],
+                          silent_s=self.now - ch["last"], cids=list(channels), cause="scan")
+
+    def _idle_watch(self) -> Generator:
+        """Netty's ``IdleStateHandler(0, 0, serverChannelMaxIdleTimeSeconds)``: a channel without traffic that long
+        is closed; ``ClientHousekeepingService.onChannelIdle`` -> ``doChannelCloseEvent`` -> CHANGE."""
+        idle = float(self.cfg["serverChannelMaxIdleTimeSeconds"])
+        while True:
+            deadlines = [ch["io"] + idle for chs in self._groups.values() for ch in chs.values()]
+            if not deadlines:
+                self._idle_wakeup = self.env.event()
+                yield self._idle_wakeup
+                self._idle_wakeup = None
+                continue
+            yield from self.sleep(max(0.0, min(deadlines) - self.now))
+            for group in sorted(self._groups):
+                channels = self._groups[group]
+                for cid in [c for c, ch in channels.items() if self.now - ch["io"] >= idle]:
+                    ch = channels.pop(cid)
+                    self.emit("channel_expired", group=group, cid=cid, consumer=ch["consumer"],
+                              silent_s=self.now - ch["io"], cids=list(channels), cause="idle")
+                    self._notify(group, "expired")
+
+    def _notify(self, group: str, cause: str) -> None:
+        """``DefaultConsumerIdsChangeListener``: CHANGE -> NOTIFY_CONSUMER_IDS_CHANGED to every channel left."""
+        if not self.cfg["notifyConsumerIdsChangedEnable"]:
+            return
+        channels = self._groups.get(group, {})
+        if not channels:
+            return
+        for ch in channels.values():
+            self.send(ch["consumer"], "NOTIFY_CONSUMER_IDS_CHANGED", {"group": group})
+        self.emit("consumer_ids_changed_notified", group=group, cause=cause, cids=list(channels),
+                  notified=len(channels))
+
+    def _on_GET_CONSUMER_LIST_BY_GROUP(self, msg: Message, body: dict) -> None:
+        self.reply(msg, {"cids": list(self._groups.get(body["group"], {}))})
+
+    def _on_QUERY_CONSUMER_OFFSET(self, msg: Message, body: dict) -> None:
+        key = body["queue"]
+        if key not in self.keys:
+            self.reply(msg, {"ok": False})
+            return
+        ts = body.get("timestamp")
+        self.reply(msg, {"ok": True, "offset": self._offsets.get(body["group"], {}).get(key, -1.0),
+                         "max_offset": self.max_offset(), "min_offset": 0.0,
+                         "timestamp_offset": self.max_offset(ts) if ts is not None else -1.0})
+
+    def _on_UPDATE_CONSUMER_OFFSET(self, msg: Message, body: dict) -> None:
+        table = self._offsets.setdefault(body["group"], {})
+        for key, offset in body["offsets"]:
+            if key not in self.keys:
+                continue
+            prev = table.get(key, -1.0)
+            if offset != prev:
+                table[key] = offset
+                self.emit("offset_committed", group=body["group"], queue=key, cid=body["cid"], offset=offset,
+                          previous=prev)
+
+    def _on_PULL(self, msg: Message, body: dict) -> None:
+        top = self.max_offset()
+        self.reply(msg, {"max": [[k, top] for k in body["queues"] if k in self.keys]})
+
+    # -- RebalanceLockManager ----------------------------------------------------------------------------
+    def _on_LOCK_BATCH_MQ(self, msg: Message, body: dict) -> None:
+        group, cid = body["group"], body["cid"]
+        lease = seconds(self.cfg, "rocketmq.broker.rebalance.lockMaxLiveTime")
+        table = self._locks.setdefault(group, {})
+        locked = []
+        for key in body["queues"]:
+            if key not in self.keys:
+                continue
+            entry = table.get(key)
+            if entry is None or entry[0] == cid or self.now - entry[1] > lease:
+                if entry is None or entry[0] != cid:
+                    self.emit("queue_locked", group=group, queue=key, cid=cid,
+                              previous=entry[0] if entry else "", expired=entry is not None)
+                table[key] = [cid, self.now]
+                locked.append(key)
+            else:
+                self.emit("queue_lock_denied", group=group, queue=key, cid=cid, holder=entry[0],
+                          age_s=self.now - entry[1])
+        self.reply(msg, {"locked": locked})
+
+    def _on_UNLOCK_BATCH_MQ(self, msg: Message, body: dict) -> None:
+        group, cid = body["group"], body["cid"]
+        table = self._locks.get(group, {})
+        for key in body["queues"]:
+            entry = table.get(key)
+            if entry is not None and entry[0] == cid:
+                del table[key]
+                self.emit("queue_unlocked", group=group, queue=key, cid=cid)
+
+    # -- 5.x: QueryAssignmentProcessor -------------------------------------------------------------------
+    def _on_QUERY_ASSIGNMENT(self, msg: Message, body: dict) -> None:
+        group, cid, strategy_name = body["group"], body["cid"], body["strategy"]
+        mode = self.cfg["defaultMessageRequestMode"]
+        cids = list(self._groups.get(group, {}))
+        mqs = self._route_queues
+        assigned: list | None = None
+        if body["messageModel"] == "BROADCASTING" and mqs is not None:
+            assigned = list(mqs)
+        elif mqs is not None and cids:
+            if not self.cfg["serverLoadBalancerEnable"]:
+                assigned = list(mqs)
+            elif strategy_name in QUERY_ASSIGNMENT_STRATEGIES:
+                strategy = create(QUERY_ASSIGNMENT_STRATEGIES[strategy_name])
+                mq_all, cid_all = mqs, sort_cid_all(cids)
+                try:
+                    if mode == "POP":
+                        assigned = allocate4pop(strategy, group, cid, mq_all, cid_all, body["popShareQueueNum"])
+                    else:
+                        assigned = strategy.allocate(group, cid, mq_all, cid_all)
+                except AllocationArgumentError:
+                    assigned = None
+        ok = assigned is not None
+        keys = list(dict.fromkeys(queue_of(mq) for mq in assigned)) if ok else []
+        self.emit("assignment_queried", group=group, cid=cid, strategy=strategy_name, mode=mode, cids=cids,
+                  route_queues=len(mqs) if mqs is not None else 0, assigned=len(keys), ok=ok)
+        self.reply(msg, {"ok": ok, "mode": mode, "queues": keys})
+
+    # -- 5.x: POP and ACK --------------------------------------------------------------------------------
+    def _pop_state(self, group: str, key: str) -> dict[str, Any]:
+        st = self._pop.get(key)
+        if st is None:
+            # No pop checkpoint yet: start where the group's committed offset is, else at the end
+            # (CONSUME_FROM_LAST_OFFSET, the default of a new group).
+            start = self._offsets.get(group, {}).get(key, -1.0)
+            st = self._pop[key] = {"next": start if start >= 0 else self.max_offset(), "retry": [], "inflight": []}
+        return st
+
+    def _on_POP(self, msg: Message, body: dict) -> None:
+        group, cid = body["group"], body["cid"]
+        budget = float(body["max"])
+        deadline = self.now + float(body["invisible_s"])
+        qid = parse_queue_key(body["queue"]).queue_id
+        if qid >= 0:
+            order = [queue_key(self.topic, self.name, qid)] if qid < len(self.keys) else []
+        else:
+            # PopMessageProcessor: a random start queue, then every queue of the broker in turn.
+            start = int(self.rng("pop").integers(0, 100))
+            order = [self.keys[(start + i) % len(self.keys)] for i in range(len(self.keys))]
+        top = self.max_offset()
+        out = []
+        for key in order:
+            if budget <= 0:
+                break
+            st = self._pop_state(group, key)
+            while st["retry"] and budget > 0:  # revived messages first
+                a, b = st["retry"][0]
+                take = min(b - a, budget)
+                out.append([key, a, a + take])
+                st["inflight"].append([a, a + take, deadline, cid])
+                budget -= take
+                if a + take >= b:
+                    st["retry"].pop(0)
+                else:
+                    st["retry"][0][0] = a + take
+            take = min(max(0.0, top - st["next"]), budget)
+            if take > 0:
+                out.append([key, st["next"], st["next"] + take])
+                st["inflight"].append([st["next"], st["next"] + take, deadline, cid])
+                st["next"] += take
+                budget -= take
+        self.reply(msg, {"ranges": out})
+
+    def _on_ACK(self, msg: Message, body: dict) -> None:
+        for key, a, b in body["ranges"]:
+            st = self._pop.get(key)
+            if st is None:
+                continue
+            for i, r in enumerate(st["inflight"]):
+                if r[0] == a and r[1] == b and r[3] == body["cid"]:
+                    del st["inflight"][i]
+                    break
+
+    def _revive(self) -> None:
+        group = self.params["group"]
+        for key in self.keys:
+            st = self._pop.get(key)
+            if st is None:
+                continue
+            keep = []
+            for r in st["inflight"]:
+                if r[2] <= self.now:
+                    st["retry"].append([r[0], r[1]])
+                    self.emit("pop_revived", group=group, queue=key, cid=r[3], from_offset=r[0], messages=r[1] - r[0])
+                else:
+                    keep.append(r)
+            st["inflight"] = keep
+            st["retry"].sort()

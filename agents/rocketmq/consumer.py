@@ -1,0 +1,647 @@
+"""A consumer-group client: one push consumer in its own ``MQClientInstance`` (a JVM), with its own timers, its
+own view of the group, and its own allocation.
+
+Components: :class:`Consumer` and the event kinds it writes. Its parts, with the real classes they model:
+
+* ``MQClientInstance`` scheduled tasks on one thread (``scheduleAtFixedRate``, or fixed delay when the scenario
+  says so): ``updateTopicRouteInfoFromNameServer`` (after 10 ms, every ``pollNameServerInterval``),
+  ``cleanOfflineBroker`` + ``sendHeartbeatToAllBrokerWithLock`` (after 1 s, every ``heartbeatBrokerInterval``;
+  a synchronous call per broker of the cached route), ``persistAllConsumerOffset`` (after 10 s, every
+  ``persistConsumerOffsetInterval``; one-way);
+* ``RebalanceService``: waits ``rocketmq.client.rebalance.waitInterval`` or until woken (wake-ups are not lost),
+  then rebalances; the 5.x loop retries after ``rocketmq.client.rebalance.minInterval`` while unbalanced;
+  woken at start and by ``NOTIFY_CONSUMER_IDS_CHANGED``;
+* ``RebalanceImpl.rebalanceByTopic``: its cached route's queues and the client ids of ONE broker of the route,
+  picked at random (``findBrokerAddrByTopic``, the client's keyed rng), both sorted, through the configured
+  strategy (:mod:`clusteremu.strategies.rocketmq`); ``updateProcessQueueTableInRebalance`` drops queues no longer
+  its own (persisting their offsets; orderly: unlocking them) and takes new ones (orderly: after locking them at
+  the broker) from ``computePullFromWhere``; a change sends a heartbeat (``messageQueueChanged``);
+* 5.x broker-side assignment (``clientRebalance = false``): ``QUERY_ASSIGNMENT`` to one broker; PULL assignments as
+  above, POP assignments (``(topic, broker, -1)``: every queue of the broker) popped with ``popInvisibleTime``;
+* consumption as a fluid: every ``consume_tick_s`` the client pulls (one batched request per broker: each queue's
+  max offset) and consumes up to its capacity, shared equally among its queues; POP pops ranges, consumes them
+  over the next tick and acks them then (a consumer paused or crashed meanwhile leaves them to be revived);
+* orderly consumers (``ConsumeMessageOrderlyService``): re-lock their queues every 20 s and consume a queue only
+  while its lock is younger than 30 s;
+* ``consume_progress`` every ``progress_interval_s`` of virtual time (an observer: it reports during pauses) and
+  when a queue is dropped or the consumer stops, with the exact ranges consumed;
+* graceful shutdown (``DefaultMQPushConsumerImpl.shutdown``): orderly unlock, offsets persisted,
+  ``UNREGISTER_CLIENT`` to every broker; a crash does none of it (the brokers notice only by channel expiry);
+* the operator's rolling restart of the group, one consumer at a time (:class:`RollingRestarts`).
+"""
+from __future__ import annotations
+
+import fnmatch
+import math
+from typing import Any, Generator
+
+from clusteremu.emulator.agent import AgentContext
+from clusteremu.emulator.jvm import JvmAgent
+from clusteremu.emulator.messages import Message
+from clusteremu.emulator.trace.kinds import declare
+from clusteremu.strategies.rocketmq import AllocationArgumentError, sort_cid_all, sort_mq_all
+from clusteremu.strategies.rocketmq.topic_route import QueueData, subscribe_queues
+
+from .config import seconds
+from .names import client_id, client_ip, consumer_index, parse_queue_key, queue_of
+from .rebalance import make_strategy, share
+
+__all__ = ["Consumer", "TURN"]
+
+#: the message that hands a rolling restart's turn to the next consumer
+TURN = "rolling_restart_turn"
+
+declare("consumer_started",
+        "A consumer (re)started with client id `cid` (ip@pid: a new pid, so a new id, on every start) in `group`, "
+        "machine room `room` ('' if none), start number `incarnation`; `strategy`: its allocateMessageQueueStrategy, "
+        "`rebalance`: client (RebalanceImpl) or server (QUERY_ASSIGNMENT), `orderly`: ConsumeMessageOrderlyService.",
+        __name__, cid="str", group="str", room="str", incarnation="int", strategy="str", rebalance="str",
+        orderly="bool")
+declare("consumer_stopping",
+        "A graceful shutdown began (`cause`: scale_in, rolling_restart): offsets persisted, UNREGISTER_CLIENT sent "
+        "to `brokers`; the consumer's `agent_stopped` follows at the same instant.",
+        __name__, cid="str", cause="str", brokers="list")
+declare("route_updated",
+        "The consumer's cached route of the topic changed (updateTopicRouteInfoFromNameServer): `brokers` "
+        "(brokerDatas), `queues` (subscribable queues now), `previous_queues` (before; -1: no route yet).",
+        __name__, cid="str", brokers="list", queues="int", previous_queues="int")
+declare("rebalance_result",
+        "One rebalance of the consumer, with the view that produced it. `trigger`: start, notify (NOTIFY_CONSUMER_IDS_"
+        "CHANGED), timer (waitInterval), retry (5.x minInterval while unbalanced). `rebalance`: client (allocated "
+        "here) or server (QUERY_ASSIGNMENT: the broker's view is in its assignment_queried). View: `cid_source` "
+        "(the broker asked), `cid_all` (sorted client ids it answered; [] for server), `cids` (their count), "
+        "`mq_count` (queues of the cached route), `route_brokers`, `route_changed_t` (when the cached route last "
+        "changed, s; -1 never), `strategy` (Java getName()). Outcome: `allocated` (queue keys, the strategy's "
+        "order), `added`/`removed` (taken/dropped now), `failed` (allocated but not taken: lock refused or offset "
+        "unavailable), `held` (queues held afterwards), `changed`, `balanced` (held == allocated), `duration_s` "
+        "(from the start of the rebalance).",
+        __name__, cid="str", trigger="str", rebalance="str", cid_source="str", cid_all="list", cids="int",
+        mq_count="int", route_brokers="list", route_changed_t="float", strategy="str", allocated="list",
+        added="list", removed="list", failed="list", held="int", changed="bool", balanced="bool",
+        duration_s="float")
+declare("rebalance_skipped",
+        "A rebalance that changed nothing because part of the view was missing: `reason` no_route, cid_list_"
+        "unavailable (the broker `cid_source` did not answer within mqClientApiTimeout), cid_list_empty, "
+        "allocate_error (the strategy threw), assignment_unavailable (QUERY_ASSIGNMENT failed).",
+        __name__, cid="str", trigger="str", reason="str", cid_source="str")
+declare("queue_taken",
+        "The consumer took `queue` (a new process queue). `offset`: where it starts consuming (messages; POP: -1, "
+        "the broker tracks it); `offset_source`: committed (the broker's stored offset), last, first or timestamp "
+        "(computePullFromWhere with no stored offset), local (BROADCASTING: LocalFileOffsetStore), pop; `mode` PULL "
+        "(CLUSTERING), BROADCAST (every consumer takes every queue) or POP (queue id -1: every queue of that broker, "
+        "shared by design).",
+        __name__, queue="str", cid="str", offset="float", offset_source="str", mode="str")
+declare("queue_dropped",
+        "The consumer dropped `queue` (`reason`: rebalance, scale_in, rolling_restart). `offset`: its in-memory "
+        "consume offset, sent to the broker as the committed offset (PULL); `held_s`: how long it held the queue. "
+        "A crash drops nothing: the holdings end at the consumer's `agent_stopped`. (BROADCAST: the offset is stored "
+        "locally.)",
+        __name__, queue="str", cid="str", offset="float", reason="str", mode="str", held_s="float")
+declare("consume_progress",
+        "What the consumer consumed of `queue` since its previous report: `ranges` ([from, to) offset pairs, "
+        "merged, ascending; the same offset in two consumers' ranges was consumed twice), `consumed` (messages), "
+        "`offset` (next offset to consume; POP -1), `max_offset` (the queue's max offset at the last pull; POP -1), "
+        "`lag` (max_offset - offset, messages; POP -1). Written every progress_interval_s of virtual time for every "
+        "held queue, and at once when the queue is dropped (`reason` drop) or the consumer stops (stop).",
+        __name__, queue="str", cid="str", mode="str", ranges="list", consumed="float", offset="float",
+        max_offset="float", lag="float", reason="str")
+declare("slow_consumer",
+        "A slow_consumer fault changed the consumer's capacity to `capacity` msg/s (`factor` times its own); "
+        "`factor` 1 at the end of the fault.",
+        __name__, cid="str", factor="float", capacity="float")
+declare("group_rolling_restart_done", "The last consumer of a rolling restart is back; `consumers` were restarted.",
+        __name__, consumers="int")
+
+
+class _ProcessQueue:
+    """The client's state of one held queue (``ProcessQueue`` + its offset-store entry), as numbers."""
+
+    __slots__ = ("key", "broker", "mode", "offset", "max", "ranges", "taken_at", "locked", "lock_ts")
+
+    def __init__(self, key: str, mode: str, offset: float, now: float, locked: bool) -> None:
+        self.key = key
+        self.broker = parse_queue_key(key).broker_name
+        self.mode = mode
+        self.offset = offset
+        self.max = offset
+        self.ranges: list[list[float]] = []
+        self.taken_at = now
+        self.locked = locked
+        self.lock_ts = now
+
+    def consumed(self, a: float, b: float) -> None:
+        """Record [a, b) consumed, merging with the last range when contiguous."""
+        if b <= a:
+            return
+        if self.ranges and self.ranges[-1][1] == a:
+            self.ranges[-1][1] = b
+        else:
+            self.ranges.append([a, b])
+
+
+class Consumer(JvmAgent):
+    """One consumer of the group. Params: see :mod:`clusteremu.agents.rocketmq.model`."""
+
+    kind = "consumer"
+
+    def __init__(self, name: str, ctx: AgentContext) -> None:
+        super().__init__(name, ctx)
+        self.incarnation = 0
+        self.factor = 1.0
+        #: BROADCASTING: LocalFileOffsetStore, a file on the consumer's host (it survives restarts)
+        self.local_offsets: dict[str, float] = {}
+        self.restarts = RollingRestarts(self)
+
+    # -- life cycle ---------------------------------------------------------------------------------------
+    def on_start(self) -> None:
+        p = self.params
+        self.cfg = p["config"]
+        self.incarnation += 1
+        pid = int(self.rng(f"pid-{self.incarnation}").integers(1000, 100_000))
+        room = p["room"]
+        # A room-aware deployment puts the room in the instance name, where its MachineRoomResolver reads it.
+        self.cid = client_id(self.name, pid) if not room else f"{client_ip(self.name)}@{room}#{pid}"
+        self.group, self.topic = p["group"], p["topic"]
+        self.orderly = bool(p["orderly"])
+        self.server_side = not self.cfg["clientRebalance"] and not self.orderly \
+            and self.cfg["messageModel"] == "CLUSTERING"
+        self.route_brokers: list[str] = []
+        self.route_sig: Any = None
+        self.route_changed_t = -1.0
+        self.mq_set: list | None = None
+        self.mq_all: list = []
+        self.pqs: dict[str, _ProcessQueue] = {}
+        self.pop_progress: dict[str, _ProcessQueue] = {}  # POP: what was consumed, per real queue
+        self._acks: dict[str, list] = {}  # POP: ranges being consumed, acked at the next tick
+        self.started_at = self.now
+        self._notified = False
+        self._wake_cause = "timer"
+        self._waiter = None
+        self.booted = self.env.event()
+        self.spawn(self._boot())
+
+    def _boot(self) -> Generator:
+        p = self.params
+        if self.incarnation == 1 and p["start_jitter_s"] > 0:
+            yield from self.sleep(float(self.rng("start").uniform(0.0, p["start_jitter_s"])))
+        self.started_at = self.now
+        self.emit("consumer_started", cid=self.cid, group=self.group, room=p["room"], incarnation=self.incarnation,
+                  strategy=p["strategy"], rebalance="server" if self.server_side else "client", orderly=self.orderly)
+        mode = p["timer_mode"]
+        ex = self.executor("MQClientFactoryScheduledThread")
+        ex.schedule_periodic(mode, self._update_route, 0.01, seconds(self.cfg, "pollNameServerInterval"),
+                             name="updateTopicRouteInfoFromNameServer")
+        ex.schedule_periodic(mode, self._heartbeat_all, 1.0, seconds(self.cfg, "heartbeatBrokerInterval"),
+                             name="sendHeartbeatToAllBroker")
+        ex.schedule_periodic(mode, self._persist_all, 10.0, seconds(self.cfg, "persistConsumerOffsetInterval"),
+                             name="persistAllConsumerOffset")
+        if self.orderly:
+            self.executor("ConsumeMessageScheduledThread").schedule_periodic(
+                mode, self._lock_all, 1.0, seconds(self.cfg, "rocketmq.client.rebalance.lockInterval"), name="lockMQPeriodically")
+        self.spawn(self._rebalance_service())
+        self.spawn(self._consume_loop())
+        self.spawn(self._progress_observer())
+        self.start_gc(p["gc"])
+        # DefaultMQPushConsumerImpl.start: route, heartbeat to all brokers, then rebalanceImmediately.
+        yield from self._update_route()
+        yield from self._heartbeat_all()
+        self._wakeup("start")
+        self.booted.succeed()
+
+    def crash(self, reason: str = "crash") -> None:
+        """Stop; what was consumed up to now is reported first (it happened, whatever follows)."""
+        if self.alive:
+            for pq in self.pqs.values():
+                self._report(pq, "stop")
+        super().crash(reason)
+
+    def shutdown(self, cause: str) -> None:
+        """``DefaultMQPushConsumerImpl.shutdown``: orderly unlock, POP acks, persist offsets, unregister, stop."""
+        if not self.alive:
+            return
+        if self.orderly:
+            self._unlock([k for k in self.pqs])
+        self._ack_consumed()  # the consume service finishes its batch before it stops
+        self._persist_all()
+        brokers = list(self.route_brokers)
+        for b in brokers:
+            self.send(b, "UNREGISTER_CLIENT", {"group": self.group, "cid": self.cid})
+        self.emit("consumer_stopping", cid=self.cid, cause=cause, brokers=brokers)
+        for key in list(self.pqs):
+            pq = self.pqs.pop(key)
+            self._report(pq, "stop")
+            self.emit("queue_dropped", queue=key, cid=self.cid, offset=pq.offset, reason=cause, mode=pq.mode,
+                      held_s=self.now - pq.taken_at)
+        self.crash(cause)
+
+    def on_fault(self, kind: str, spec: dict[str, Any]) -> None:
+        if kind == "scale_in":
+            self.shutdown("scale_in")
+        elif kind == "rolling_restart":
+            self.restarts.on_fault(spec)
+        elif kind == "scale_out":
+            pass  # the consumer's start itself (its AgentSpec starts at the fault's time)
+        elif kind == "slow_consumer":
+            self._slow(spec["factor"])
+            self.env.process(self._slow_end(spec["duration_s"]))
+        else:
+            super().on_fault(kind, spec)
+
+    def _slow(self, factor: float) -> None:
+        self.factor = float(factor)
+        if self.alive:
+            self.emit("slow_consumer", cid=self.cid, factor=self.factor,
+                      capacity=self.factor * float(self.params["capacity"]))
+
+    def _slow_end(self, duration: float) -> Generator:
+        yield self.env.timeout(duration)  # the operator's clock: outlives restarts
+        self._slow(1.0)
+
+    def on_message(self, msg: Message) -> None:
+        if msg.kind == "NOTIFY_CONSUMER_IDS_CHANGED":
+            self._wakeup("notify")
+        elif msg.kind == TURN:
+            self.restarts.on_turn(msg.body)
+
+    # -- route and heartbeats ---------------------------------------------------------------------------
+    def _timeout(self) -> float:
+        return seconds(self.cfg, "mqClientApiTimeout")
+
+    def _update_route(self) -> Generator:
+        reply = yield from self.call(self.params["namesrv"], "GET_ROUTEINFO_BY_TOPIC", {"topic": self.topic},
+                                     timeout=self._timeout())
+        if reply is None or not reply["found"]:
+            return  # an exception in the real client: the cached route stays
+        sig = [reply["brokers"], reply["queue_datas"]]
+        if sig == self.route_sig:
+            return
+        previous = len(self.mq_set) if self.mq_set is not None else -1
+        self.route_sig = sig
+        self.route_brokers = list(reply["brokers"])
+        self.mq_set = subscribe_queues(self.topic, [QueueData(b, n, perm) for b, n, perm in reply["queue_datas"]])
+        # RebalanceImpl sorts mqAll on every rebalance; the order depends on the route only, so once per route.
+        self.mq_all = sort_mq_all(self.mq_set)
+        self.route_changed_t = self.now
+        self.emit("route_updated", cid=self.cid, brokers=self.route_brokers, queues=len(self.mq_set),
+                  previous_queues=previous)
+
+    def _heartbeat_all(self) -> Generator:
+        """``sendHeartbeatToAllBroker``: one synchronous call per broker of the cached route (a broker that no
+        route names any more was cleaned off by ``cleanOfflineBroker``)."""
+        body = {"group": self.group, "cid": self.cid, "topic": self.topic, "orderly": self.orderly}
+        for b in list(self.route_brokers):
+            yield from self.call(b, "HEARTBEAT", body, timeout=self._timeout())
+
+    def _persist_all(self) -> None:
+        """``persistAllConsumerOffset``: the in-memory offsets of the held PULL queues, to their brokers (one
+        one-way request per broker here, one per queue in the real client)."""
+        by_broker: dict[str, list] = {}
+        for pq in self.pqs.values():
+            if pq.mode == "PULL":
+                by_broker.setdefault(pq.broker, []).append([pq.key, pq.offset])
+            elif pq.mode == "BROADCAST":
+                self.local_offsets[pq.key] = pq.offset
+        for b, offsets in by_broker.items():
+            self.send(b, "UPDATE_CONSUMER_OFFSET", {"group": self.group, "cid": self.cid, "offsets": offsets})
+
+    # -- RebalanceService -------------------------------------------------------------------------------
+    def _wakeup(self, cause: str) -> None:
+        if not self._notified:
+            self._notified = True
+            self._wake_cause = cause
+        if self._waiter is not None and not self._waiter.triggered:
+            self._waiter.succeed()
+
+    def _wait_for_running(self, interval: float) -> Generator:
+        """``ServiceThread.waitForRunning``: return at once if woken since the last wait, else after
+        ``interval`` or at the wake-up; returns the trigger."""
+        if not self._notified:
+            self._waiter = self.env.event()
+            yield self.env.any_of([self._waiter, self.env.timeout(interval)])
+            self._waiter = None
+            yield from self.runnable()
+        woken, self._notified = self._notified, False
+        return self._wake_cause if woken else "timer"
+
+    def _rebalance_service(self) -> Generator:
+        wait_interval = seconds(self.cfg, "rocketmq.client.rebalance.waitInterval")
+        min_interval = seconds(self.cfg, "rocketmq.client.rebalance.minInterval")
+        v5 = self.params["client_version"] == "5"
+        wait, last = wait_interval, -math.inf
+        carry = ""  # a wake-up deferred by the 5.x minimum interval, or a retry while unbalanced
+        while True:
+            trigger = yield from self._wait_for_running(wait)
+            if trigger == "timer" and carry:
+                trigger = carry
+            if v5:
+                since = self.now - last
+                if since < min_interval - 1e-6:  # Java compares whole milliseconds; floats must not spin
+                    wait, carry = min_interval - since, trigger
+                    continue
+            balanced = yield from self._do_rebalance(trigger)
+            carry = ""
+            if v5:
+                wait = wait_interval if balanced else min_interval
+                last = self.now
+                if not balanced:
+                    carry = "retry"
+
+    def _do_rebalance(self, trigger: str) -> Generator:
+        t0 = self.now
+        if self.mq_set is None or not self.route_brokers:
+            self.emit("rebalance_skipped", cid=self.cid, trigger=trigger, reason="no_route", cid_source="")
+            return False
+        mq_set, mq_all, brokers = list(self.mq_set), self.mq_all, list(self.route_brokers)
+        source = brokers[int(self.rng("findBrokerAddrByTopic").integers(0, len(brokers)))]
+        model = self.cfg["messageModel"]
+        cid_all: list[str] = []
+        if self.server_side:
+            # The broker gets the strategy's name (getName()) and allocates with its own view.
+            strategy_name = make_strategy(self.params, []).name
+            reply = yield from self.call(source, "QUERY_ASSIGNMENT", {
+                "topic": self.topic, "group": self.group, "cid": self.cid,
+                "strategy": strategy_name, "messageModel": model,
+                "popShareQueueNum": self.cfg["popShareQueueNum"]}, timeout=self._timeout())
+            if reply is None or not reply["ok"]:
+                self.emit("rebalance_skipped", cid=self.cid, trigger=trigger, reason="assignment_unavailable",
+                          cid_source=source)
+                return False
+            mode, allocated = reply["mode"], list(reply["queues"])
+        elif model == "BROADCASTING":
+            mode, allocated, strategy_name = "BROADCAST", [queue_of(mq) for mq in mq_all], "BROADCASTING"
+            source = ""
+        else:
+            reply = yield from self.call(source, "GET_CONSUMER_LIST_BY_GROUP", {"group": self.group},
+                                         timeout=self._timeout())
+            if reply is None or not reply["cids"]:
+                reason = "cid_list_unavailable" if reply is None else "cid_list_empty"
+                self.emit("rebalance_skipped", cid=self.cid, trigger=trigger, reason=reason, cid_source=source)
+                return False
+            cid_all = sort_cid_all(reply["cids"])
+            strategy = make_strategy(self.params, cid_all)
+            strategy_name = strategy.name
+            try:
+                result = strategy.allocate(self.group, self.cid, mq_all, cid_all)
+            except AllocationArgumentError:
+                self.emit("rebalance_skipped", cid=self.cid, trigger=trigger, reason="allocate_error", cid_source=source)
+                return False
+            mode, allocated = "PULL", list(dict.fromkeys(queue_of(mq) for mq in result))
+        added, removed, failed = yield from self._update_process_queue_table(allocated, mode)
+        held = sorted(self.pqs)
+        balanced = set(held) == set(allocated)
+        self.emit("rebalance_result", cid=self.cid, trigger=trigger, rebalance="server" if self.server_side else "client",
+                  cid_source=source, cid_all=cid_all, cids=len(cid_all), mq_count=len(mq_set), route_brokers=brokers,
+                  route_changed_t=self.route_changed_t, strategy=strategy_name, allocated=allocated, added=added,
+                  removed=removed, failed=failed, held=len(held), changed=bool(added or removed), balanced=balanced,
+                  duration_s=self.now - t0)
+        if added or removed:
+            yield from self._heartbeat_all()  # messageQueueChanged: subVersion bumped, heartbeat to all brokers
+        return balanced
+
+    def _update_process_queue_table(self, allocated: list[str], mode: str) -> Generator:
+        """``updateProcessQueueTableInRebalance`` (and 5.x ``updateMessageQueueAssignment`` for POP)."""
+        wanted = set(allocated)
+        removed = []
+        for key in list(self.pqs):
+            if key not in wanted or self.pqs[key].mode != mode:
+                self._drop(key, "rebalance")
+                removed.append(key)
+        added, failed = [], []
+        for key in allocated:
+            if key in self.pqs:
+                continue
+            if mode == "POP":
+                self._take(key, -1.0, "pop", "POP")
+                added.append(key)
+                continue
+            if self.orderly:
+                locked = yield from self._lock([key])
+                if key not in locked:
+                    failed.append(key)
+                    continue
+            offset, source = yield from self._compute_pull_from_where(key)
+            if offset < 0 or key in self.pqs:
+                failed.append(key)
+                continue
+            self._take(key, offset, source, mode)
+            added.append(key)
+        return added, removed, failed
+
+    def _take(self, key: str, offset: float, source: str, mode: str) -> None:
+        self.pqs[key] = _ProcessQueue(key, mode, offset, self.now, locked=self.orderly)
+        self.emit("queue_taken", queue=key, cid=self.cid, offset=offset, offset_source=source, mode=mode)
+
+    def _drop(self, key: str, reason: str) -> None:
+        """``removeUnnecessaryMessageQueue``: persist the queue's offset, forget it; orderly: unlock it."""
+        pq = self.pqs.pop(key)
+        self._report(pq, "drop")
+        if pq.mode == "PULL":
+            self.send(pq.broker, "UPDATE_CONSUMER_OFFSET",
+                      {"group": self.group, "cid": self.cid, "offsets": [[key, pq.offset]]})
+        elif pq.mode == "BROADCAST":
+            self.local_offsets[key] = pq.offset
+        if self.orderly:
+            self._unlock([key])
+        self.emit("queue_dropped", queue=key, cid=self.cid, offset=pq.offset, reason=reason, mode=pq.mode,
+                  held_s=self.now - pq.taken_at)
+
+    def _compute_pull_from_where(self, key: str) -> Generator:
+        cfw = self.cfg["consumeFromWhere"]
+        body = {"group": self.group, "queue": key}
+        if cfw == "CONSUME_FROM_TIMESTAMP":
+            body["timestamp"] = self.started_at + self.cfg["consumeTimestamp"] / 1000.0
+        reply = yield from self.call(parse_queue_key(key).broker_name, "QUERY_CONSUMER_OFFSET", body,
+                                     timeout=self._timeout())
+        if reply is None or not reply["ok"]:
+            return -1.0, "unavailable"
+        if self.cfg["messageModel"] == "BROADCASTING":
+            if key in self.local_offsets:
+                return self.local_offsets[key], "local"
+        elif reply["offset"] >= 0:
+            return float(reply["offset"]), "committed"
+        if cfw == "CONSUME_FROM_FIRST_OFFSET":
+            return 0.0, "first"
+        if cfw == "CONSUME_FROM_TIMESTAMP":
+            return float(reply["timestamp_offset"]), "timestamp"
+        return float(reply["max_offset"]), "last"
+
+    # -- orderly locks ----------------------------------------------------------------------------------
+    def _lock(self, keys: list[str]) -> Generator:
+        by_broker: dict[str, list[str]] = {}
+        for k in keys:
+            by_broker.setdefault(parse_queue_key(k).broker_name, []).append(k)
+        locked: list[str] = []
+        for b, ks in by_broker.items():
+            reply = yield from self.call(b, "LOCK_BATCH_MQ", {"group": self.group, "cid": self.cid, "queues": ks},
+                                         timeout=1.0)
+            if reply is not None:
+                locked += reply["locked"]
+        return locked
+
+    def _unlock(self, keys: list[str]) -> None:
+        by_broker: dict[str, list[str]] = {}
+        for k in keys:
+            by_broker.setdefault(parse_queue_key(k).broker_name, []).append(k)
+        for b, ks in by_broker.items():
+            self.send(b, "UNLOCK_BATCH_MQ", {"group": self.group, "cid": self.cid, "queues": ks})
+
+    def _lock_all(self) -> Generator:
+        """``RebalanceImpl.lockAll``: re-lock every held queue; a queue the broker refuses stops being consumed."""
+        keys = [k for k, pq in self.pqs.items() if pq.mode == "PULL"]
+        if not keys:
+            return
+        locked = set((yield from self._lock(keys)))
+        for k in keys:
+            pq = self.pqs.get(k)
+            if pq is None:
+                continue
+            pq.locked = k in locked
+            if pq.locked:
+                pq.lock_ts = self.now
+
+    # -- consumption --------------------------------------------------------------------------------------
+    def _consumable(self, pq: _ProcessQueue) -> bool:
+        if not self.orderly:
+            return True
+        live = seconds(self.cfg, "rocketmq.client.rebalance.lockMaxLiveTime")
+        return pq.locked and self.now - pq.lock_ts <= live
+
+    def _consume_loop(self) -> Generator:
+        tick = float(self.params["consume_tick_s"])
+        while True:
+            yield from self.sleep(tick)
+            self._ack_consumed()
+            budget = float(self.params["capacity"]) * self.factor * tick
+            pull: dict[str, list[str]] = {}
+            pops: list[str] = []
+            for k, pq in self.pqs.items():
+                if pq.mode == "POP":
+                    pops.append(k)
+                elif self._consumable(pq):
+                    pull.setdefault(pq.broker, []).append(k)
+            n = sum(len(v) for v in pull.values()) + len(pops)
+            if n == 0:
+                continue
+            procs = [self.spawn(self._pull(b, ks)) for b, ks in pull.items()]
+            procs += [self.spawn(self._pop(k, budget / n)) for k in pops]
+            yield self.env.all_of(procs)
+            yield from self.runnable()
+            available: dict[str, float] = {}
+            for proc in procs[:len(pull)]:
+                for k, top in (proc.value or []):
+                    pq = self.pqs.get(k)
+                    if pq is not None and pq.mode != "POP":  # results of a dropped process queue are discarded
+                        pq.max = max(pq.max, top)
+                        available[k] = max(0.0, top - pq.offset)
+            pop_used = sum(p.value or 0.0 for p in procs[len(pull):])
+            for k, take in share(available, budget - pop_used).items():
+                pq = self.pqs[k]
+                pq.consumed(pq.offset, pq.offset + take)
+                pq.offset += take
+
+    def _pull(self, broker: str, keys: list[str]) -> Generator:
+        reply = yield from self.call(broker, "PULL", {"group": self.group, "queues": keys}, timeout=self._timeout())
+        return reply["max"] if reply is not None else []
+
+    def _pop(self, key: str, budget: float) -> Generator:
+        """POP from the assignment's broker, consume what came, ack it; the messages consumed."""
+        broker = parse_queue_key(key).broker_name
+        reply = yield from self.call(broker, "POP", {
+            "group": self.group, "cid": self.cid, "queue": key, "max": budget,
+            "invisible_s": seconds(self.cfg, "popInvisibleTime")}, timeout=self._timeout())
+        if reply is None or not reply["ranges"]:
+            return 0.0
+        pq = self.pqs.get(key)
+        used = 0.0
+        for qk, a, b in reply["ranges"]:
+            if pq is not None:
+                self._pop_ranges(qk, a, b)
+            used += b - a
+        if pq is not None:  # a dropped POP queue does not ack: its messages come back after the invisible time
+            # Consumed over the next tick, acked when done: a pause or a crash before then leaves them unacked.
+            self._acks.setdefault(broker, []).extend(reply["ranges"])
+        return used
+
+    def _ack_consumed(self) -> None:
+        """Ack the messages popped at the previous tick, now consumed (per-message acks, as ranges)."""
+        acks, self._acks = self._acks, {}
+        for broker, ranges in acks.items():
+            self.send(broker, "ACK", {"group": self.group, "cid": self.cid, "ranges": ranges})
+
+    def _pop_ranges(self, key: str, a: float, b: float) -> None:
+        # A POP assignment of queue id -1 covers every queue of the broker: progress is kept per real queue.
+        sub = self.pop_progress.get(key)
+        if sub is None:
+            sub = self.pop_progress[key] = _ProcessQueue(key, "POP", -1.0, self.now, False)
+        sub.consumed(a, b)
+
+    # -- progress -----------------------------------------------------------------------------------------
+    def _report(self, pq: _ProcessQueue, reason: str) -> None:
+        """One ``consume_progress`` of ``pq`` (its ranges since the last report), then forget the ranges."""
+        if pq.mode == "POP":
+            prefix = pq.key.rsplit("/", 1)[0] + "/"
+            for key in sorted(k for k in self.pop_progress if k.startswith(prefix)):
+                if self.pop_progress[key].ranges:
+                    self._emit_progress(self.pop_progress[key], reason)
+            return
+        self._emit_progress(pq, reason)
+
+    def _emit_progress(self, pq: _ProcessQueue, reason: str) -> None:
+        ranges = sorted(pq.ranges)
+        consumed = sum(b - a for a, b in ranges)
+        pop = pq.mode == "POP"
+        self.emit("consume_progress", queue=pq.key, cid=self.cid, mode=pq.mode, ranges=ranges, consumed=consumed,
+                  offset=-1.0 if pop else pq.offset, max_offset=-1.0 if pop else pq.max,
+                  lag=-1.0 if pop else pq.max - pq.offset, reason=reason)
+        pq.ranges = []
+
+    def _progress_observer(self) -> Generator:
+        step = float(self.params["progress_interval_s"])
+        t = math.floor(self.now / step) * step + step
+        while True:
+            yield self.env.timeout(t - self.now)  # an observer: not stopped by the JVM's pauses
+            for key in sorted(self.pqs):
+                self._report(self.pqs[key], "interval")
+            t += step
+
+
+class RollingRestarts:
+    """The consumer's part in rolling restarts of the group: each consumer of the fault's globs, in number order,
+    stops gracefully, stays down ``down_s``, starts, and ``gap_s`` after its start hands the turn to the next by a
+    message (each consumer knows only its own state; they may live on different workers)."""
+
+    def __init__(self, consumer: Consumer) -> None:
+        self.c = consumer
+        self.specs: dict[str, dict[str, Any]] = {}
+
+    def order(self, spec: dict[str, Any]) -> list[str]:
+        names = [n for n in self.c.params["all_consumers"] if any(fnmatch.fnmatchcase(n, g) for g in spec["agents"])]
+        return sorted(names, key=consumer_index)
+
+    def on_fault(self, spec: dict[str, Any]) -> None:
+        key = f"{spec['at']}:{spec['label']}:{','.join(spec['agents'])}"
+        self.specs[key] = spec
+        if self.order(spec)[0] == self.c.name:
+            self.c.env.process(self._turn(key))
+
+    def on_turn(self, body: dict[str, Any]) -> None:
+        if body["key"] in self.specs:
+            self.c.env.process(self._turn(body["key"]))
+
+    def _turn(self, key: str) -> Generator:
+        """The operator's script for this consumer (not a process of the consumer: stopping it must not end it)."""
+        c = self.c
+        spec = self.specs[key]
+        if not c.alive:
+            return
+        c.shutdown("rolling_restart")
+        yield c.env.timeout(spec["down_s"])
+        c.start()
+        yield c.booted
+        order = self.order(spec)
+        i = order.index(c.name)
+        if i + 1 == len(order):
+            c.emit("group_rolling_restart_done", consumers=len(order))
+            return
+        yield c.env.timeout(spec["gap_s"])
+        c.send(order[i + 1], TURN, {"key": key})

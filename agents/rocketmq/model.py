@@ -1,0 +1,171 @@
+"""Scenario sections and agent construction of the RocketMQ model.
+
+``[config]`` takes RocketMQ's own property names (``pollNameServerInterval``, ``heartbeatBrokerInterval``,
+``rocketmq.client.rebalance.waitInterval``, ``notifyConsumerIdsChangedEnable``, ...; :mod:`.config`) with RocketMQ's
+defaults; ``[strategy]`` names the ``allocateMessageQueueStrategy`` by its Java class name, the listener kind and
+the client generation. The emulator's own knobs (cluster size, rates, capacities, observation cadences) live in
+``[cluster]`` and ``[workload]``.
+
+Agents: ``namesrv``, brokers ``broker-a``, ``broker-b``, ... (and those a ``broker_join`` fault adds), consumers
+``consumer-1``, ... (and those a ``scale_out`` fault adds). With ``cluster.rooms``, brokers and consumers are
+dealt to the rooms round robin.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from clusteremu.agents.common.jvm import gc_table
+from clusteremu.emulator import faults as kernel_faults
+from clusteremu.emulator.executor import MODES
+from clusteremu.emulator.models import AgentSpec
+from clusteremu.emulator.network import Condition
+from clusteremu.scenarios.schema import Field, Table
+
+from . import broker, consumer, namesrv  # noqa: F401  (declares their event kinds)
+from . import config as rmq_config
+from . import faults as rmq_faults
+from .names import NAMESRV, broker_names, consumer_names
+
+__all__ = ["MODEL", "RocketMQModel", "SECTIONS"]
+
+#: strategies the model can build from a scenario (ByConfig and ByMachineRoom need per-client lists)
+MODEL_STRATEGIES = ("AllocateMessageQueueAveragely", "AllocateMessageQueueAveragelyByCircle",
+                    "AllocateMessageQueueConsistentHash", "AllocateMachineRoomNearby")
+
+
+def _strategy_names() -> tuple[str, ...]:
+    from clusteremu.strategies.rocketmq.registry import PACKAGE
+
+    return MODEL_STRATEGIES + tuple(PACKAGE + n for n in MODEL_STRATEGIES)
+
+
+SECTIONS = {
+    "cluster": Table(
+        {
+            "brokers": Field("int", default=2, ge=1, le=10_000, doc="brokers at the start (broker-a, broker-b, ...)"),
+            "queues_per_broker": Field("int", default=8, ge=1, le=100_000,
+                                       doc="read queues of the topic on each broker (4 in RocketMQ's "
+                                           "defaultTopicQueueNums; 8 is common for a created topic)"),
+            "consumers": Field("int", default=4, ge=1, le=100_000, doc="consumers at the start (consumer-1, ...)"),
+            "consumer_capacity": Field("float", default=1000.0, gt=0, doc="messages a consumer consumes per second"),
+            "rooms": Field("list", default=[], item=Field("str"),
+                           doc="machine rooms; brokers and consumers are dealt to them round robin"),
+            "start_jitter_s": Field("float", default=2.0, ge=0, doc="spread of the consumers' first starts"),
+            "timer_mode": Field("str", default="fixed_rate", choices=MODES,
+                                doc="the clients' and brokers' scheduled tasks (RocketMQ: scheduleAtFixedRate)"),
+            "gc": gc_table(young_every_s=30.0, young_pause_ms=20.0),
+        }
+    ),
+    "workload": Table(
+        {
+            "topic": Field("str", default="TopicTest"),
+            "group": Field("str", default="please_rename_unique_group_name_4",
+                           doc="the consumer group (RocketMQ's quick-start name by default)"),
+            "rate_per_queue": Field("float", default=100.0, ge=0, doc="producers' rate into each queue, msg/s"),
+            "consume_tick_s": Field("float", default=1.0, gt=0,
+                                    doc="the consumers' pull-and-consume step (the fluid's time step)"),
+            "progress_interval_s": Field("float", default=5.0, gt=0, doc="consume_progress cadence"),
+            "stats_interval_s": Field("float", default=5.0, gt=0, doc="the brokers' queue_stats cadence"),
+        }
+    ),
+    "strategy": Table(
+        {
+            "allocateMessageQueueStrategy": Field("str", default="AllocateMessageQueueAveragely",
+                                                  choices=_strategy_names),
+            "virtualNodeCnt": Field("int", default=10, ge=0, doc="AllocateMessageQueueConsistentHash"),
+            "innerStrategy": Field("str", default="AllocateMessageQueueAveragely", choices=_strategy_names,
+                                   doc="AllocateMachineRoomNearby's strategy within a room"),
+            "listener": Field("str", default="concurrently", choices=("concurrently", "orderly"),
+                              doc="MessageListenerConcurrently or MessageListenerOrderly (queue locks)"),
+            "client_version": Field("str", default="4.9", choices=("4.9", "5"),
+                                    doc="RebalanceService of 4.9.x (every waitInterval) or 5.x (retry every "
+                                        "minInterval while unbalanced; broker-side assignment possible)"),
+        }
+    ),
+    "config": Table({}, open=True, doc="RocketMQ properties; missing keys take RocketMQ's defaults"),
+    "faults": rmq_faults.schema(),
+}
+
+
+def _rooms(names: list[str], rooms: list[str]) -> dict[str, str]:
+    return {n: (rooms[i % len(rooms)] if rooms else "") for i, n in enumerate(names)}
+
+
+class RocketMQModel:
+    name = "rocketmq"
+    description = "RocketMQ name server, brokers and push consumers: client-side rebalance (4.9.x/5.x), queue " \
+                  "locks, broker-side assignment and POP"
+    sections = SECTIONS
+
+    def check(self, data: dict[str, Any]) -> list[tuple[str, str]]:
+        problems = rmq_config.check(data["config"])
+        strat = data["strategy"]
+        cfg = rmq_config.resolve(data["config"])
+        from clusteremu.strategies.rocketmq.registry import simple_name
+
+        if simple_name(strat["allocateMessageQueueStrategy"]) == "AllocateMachineRoomNearby":
+            if not data["cluster"]["rooms"]:
+                problems.append(("cluster.rooms", "AllocateMachineRoomNearby needs machine rooms"))
+            if simple_name(strat["innerStrategy"]) == "AllocateMachineRoomNearby":
+                problems.append(("strategy.innerStrategy", "cannot be AllocateMachineRoomNearby itself"))
+        if not cfg["clientRebalance"] and strat["client_version"] != "5":
+            problems.append(("config.clientRebalance", "broker-side assignment is RocketMQ 5: set "
+                                                       "strategy.client_version = \"5\""))
+        if cfg["defaultMessageRequestMode"] == "POP" and strat["listener"] == "orderly":
+            problems.append(("strategy.listener", "orderly consumers rebalance on the client: POP does not apply"))
+        cluster = data["cluster"]
+        problems += rmq_faults.check(data["faults"], consumer_names(cluster["consumers"]),
+                                     broker_names(cluster["brokers"]))
+        return problems
+
+    def agents(self, data: dict[str, Any]) -> list[AgentSpec]:
+        cluster, work, strat = data["cluster"], data["workload"], data["strategy"]
+        cfg = rmq_config.resolve(data["config"])
+        rooms = cluster["rooms"]
+        brokers = broker_names(cluster["brokers"])
+        joins = rmq_faults.broker_joins(data["faults"])
+        broker_room = _rooms(brokers + list(joins), rooms)
+        for b, f in joins.items():
+            if f["room"]:
+                broker_room[b] = f["room"]
+        consumers = consumer_names(cluster["consumers"])
+        added = rmq_faults.scale_out_consumers(data["faults"])
+        all_consumers = consumers + list(added)
+        consumer_room = _rooms(all_consumers, rooms)
+        assignment = not cfg["clientRebalance"]
+        common = {"config": cfg, "gc": cluster["gc"], "timer_mode": cluster["timer_mode"], "namesrv": NAMESRV,
+                  "topic": work["topic"], "group": work["group"]}
+        specs = [AgentSpec(NAMESRV, "clusteremu.agents.rocketmq.namesrv:NameServer", dict(common))]
+        for b in brokers + list(joins):
+            f = joins.get(b)
+            specs.append(AgentSpec(b, "clusteremu.agents.rocketmq.broker:Broker", {
+                **common, "queues": (f["queues"] if f and f["queues"] else cluster["queues_per_broker"]),
+                "room": broker_room[b], "rate_per_queue": work["rate_per_queue"],
+                "stats_interval_s": work["stats_interval_s"], "assignment": assignment,
+            }, start_at=f["at"] if f else 0.0))
+        strategy_params: dict[str, Any] = {}
+        from clusteremu.strategies.rocketmq.registry import simple_name
+
+        name = simple_name(strat["allocateMessageQueueStrategy"])
+        inner = simple_name(strat["innerStrategy"])
+        if name == "AllocateMessageQueueConsistentHash" or (name == "AllocateMachineRoomNearby"
+                                                            and inner == "AllocateMessageQueueConsistentHash"):
+            strategy_params["virtualNodeCnt"] = strat["virtualNodeCnt"]
+        if name == "AllocateMachineRoomNearby":
+            strategy_params["innerStrategy"] = inner
+        for c in all_consumers:
+            specs.append(AgentSpec(c, "clusteremu.agents.rocketmq.consumer:Consumer", {
+                **common, "room": consumer_room[c], "strategy": name, "strategy_params": strategy_params,
+                "broker_rooms": {b: r for b, r in broker_room.items() if r},
+                "orderly": strat["listener"] == "orderly", "client_version": strat["client_version"],
+                "capacity": cluster["consumer_capacity"], "consume_tick_s": work["consume_tick_s"],
+                "progress_interval_s": work["progress_interval_s"], "start_jitter_s": cluster["start_jitter_s"],
+                "all_consumers": all_consumers,
+            }, start_at=added.get(c, 0.0)))
+        return specs
+
+    def network_conditions(self, data: dict[str, Any]) -> list[Condition]:
+        return kernel_faults.network_conditions(data["faults"])
+
+
+MODEL = RocketMQModel()

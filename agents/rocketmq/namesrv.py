@@ -1,0 +1,77 @@
+"""The name server (``NamesrvController`` + ``RouteInfoManager``): brokers register their topics' queues, clients
+read a topic's route, silent brokers are dropped.
+
+Components: :class:`NameServer` and the event kinds it writes.
+
+* ``REGISTER_BROKER`` (one-way, from a broker at start and every ``registerNameServerPeriod``): the broker's
+  queue count for the topic and its last-update time;
+* ``UNREGISTER_BROKER`` (graceful broker shutdown): the broker's route goes at once;
+* ``GET_ROUTEINFO_BY_TOPIC`` (a call): the topic's ``brokerDatas`` and ``queueDatas``, or no route;
+* ``scanNotActiveBroker`` every ``scanNotActiveBrokerInterval``: a broker silent for more than
+  ``brokerChannelExpiredTime`` (120 s) is removed (a lost machine; a closed connection would be noticed at once).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from clusteremu.emulator.jvm import JvmAgent
+from clusteremu.emulator.messages import Message
+from clusteremu.emulator.trace.kinds import declare
+
+from .config import seconds
+
+__all__ = ["NameServer"]
+
+declare("broker_route_registered",
+        "The name server recorded a broker's route for the first time (or again after it was removed): `broker` "
+        "(brokerName) serves `queues` read queues of the topic, in machine room `room` ('' if none).",
+        __name__, broker="str", queues="int", room="str")
+declare("broker_route_removed",
+        "The name server removed a broker's route: `reason` is `expired` (no registration for `silent_s` seconds, "
+        "more than brokerChannelExpiredTime) or `unregistered` (graceful shutdown; `silent_s` 0).",
+        __name__, broker="str", reason="str", silent_s="float")
+
+
+class NameServer(JvmAgent):
+    """The name server of the cluster (one agent: the model's clients use one name-server address)."""
+
+    kind = "namesrv"
+
+    def on_start(self) -> None:
+        p = self.params
+        cfg = p["config"]
+        self._routes: dict[str, dict[str, Any]] = {}  # brokerName -> {queues, perm, room, last}
+        self.executor("NSScheduledThread").schedule_periodic(
+            p["timer_mode"], self._scan_not_active_broker, 5.0, seconds(cfg, "scanNotActiveBrokerInterval"),
+            name="scanNotActiveBroker")
+        self.start_gc(p["gc"])
+
+    def on_message(self, msg: Message) -> None:
+        body = msg.body
+        if msg.kind == "REGISTER_BROKER":
+            b = body["broker"]
+            first = b not in self._routes
+            self._routes[b] = {"queues": body["queues"], "perm": body["perm"], "room": body["room"], "last": self.now}
+            if first:
+                self.emit("broker_route_registered", broker=b, queues=body["queues"], room=body["room"])
+        elif msg.kind == "UNREGISTER_BROKER":
+            if self._routes.pop(body["broker"], None) is not None:
+                self.emit("broker_route_removed", broker=body["broker"], reason="unregistered", silent_s=0.0)
+        elif msg.kind == "GET_ROUTEINFO_BY_TOPIC":
+            self.reply(msg, self._route(body["topic"]))
+
+    def _route(self, topic: str) -> dict[str, Any]:
+        """``pickupTopicRouteData``: brokers in name order (RocketMQ iterates a map of broker names)."""
+        names = sorted(self._routes)
+        if not names:
+            return {"topic": topic, "found": False, "brokers": [], "queue_datas": []}
+        return {"topic": topic, "found": True, "brokers": names,
+                "queue_datas": [[b, self._routes[b]["queues"], self._routes[b]["perm"]] for b in names]}
+
+    def _scan_not_active_broker(self) -> None:
+        timeout = seconds(self.params["config"], "brokerChannelExpiredTime")
+        for b in sorted(self._routes):
+            silent = self.now - self._routes[b]["last"]
+            if silent > timeout:
+                del self._routes[b]
+                self.emit("broker_route_removed", broker=b, reason="expired", silent_s=silent)

@@ -1,0 +1,107 @@
+"""RocketMQ's timer defaults as the trace shows them, the 5.x rebalance loop, the scenario checks, and one trace
+whatever the placement of the agents."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from clusteremu.agents.rocketmq import config
+from clusteremu.agents.rocketmq.views import RocketMQViews
+from clusteremu.base.errors import InputError
+from clusteremu.emulator.runner import execute
+from clusteremu.emulator.testing import assert_count
+from clusteremu.emulator.trace.query import Trace
+from clusteremu.scenarios.loader import load_scenario
+
+
+def test_rocketmq_defaults():
+    d = config.DEFAULTS
+    assert d["pollNameServerInterval"] == 30_000
+    assert d["heartbeatBrokerInterval"] == 30_000
+    assert d["persistConsumerOffsetInterval"] == 5_000
+    assert d["rocketmq.client.rebalance.waitInterval"] == 20_000
+    assert d["rocketmq.client.rebalance.minInterval"] == 1_000
+    assert d["channelExpiredTimeout"] == 120_000
+    assert d["rocketmq.broker.rebalance.lockMaxLiveTime"] == 60_000
+    assert d["notifyConsumerIdsChangedEnable"] is True
+    assert d["consumeFromWhere"] == "CONSUME_FROM_LAST_OFFSET" and d["messageModel"] == "CLUSTERING"
+    assert d["clientRebalance"] is True and d["defaultMessageRequestMode"] == "PULL"
+
+
+def test_timers_run_at_rocketmqs_periods(emulate):
+    run = emulate("rocketmq-slow-consumer-averagely", until=290)
+    trace = Trace(run)
+    for c in ("consumer-1", "consumer-2", "consumer-3", "consumer-4"):
+        # RebalanceService: waitForRunning(20 s) between rebalances once nothing wakes it.
+        timer = trace.times_of("rebalance_result", where=lambda r, c=c: r.agent == c and r.trigger == "timer")
+        gaps = np.diff(timer)
+        assert len(gaps) >= 10 and np.all(np.abs(gaps - 20.0) < 0.05), gaps
+    # persistAllConsumerOffset every 5 s (fixed rate): each queue's committed offset moves every 5 s.
+    q = "TopicTest/broker-a/0"
+    commits = trace.times_of("offset_committed", where=lambda e: e.queue == q and e.t > 20)
+    assert np.all(np.abs(np.diff(commits) - 5.0) < 0.01), np.diff(commits)
+    # Heartbeats every 30 s keep the channels alive: nothing expires in a quiet run.
+    assert trace.count("channel_expired") == 0
+    # The brokers' and consumers' observers report at fixed virtual times.
+    stats = trace.times_of("queue_stats", where=lambda e: e.queue == q)
+    assert np.allclose(stats, np.arange(5.0, 5.0 * (len(stats) + 1), 5.0))
+
+
+def test_a_route_change_is_seen_at_each_consumers_next_poll_30_s_apart_at_most(emulate):
+    run = emulate("rocketmq-broker-join-circle", until=400)
+    (joined,) = assert_count(run, "broker_route_registered", exactly=1, where=lambda e: e.broker == "broker-c")
+    seen = assert_count(run, "route_updated", exactly=4, within=(joined.t, None))
+    assert all(0 < e.t - joined.t <= 30.0 + 0.05 for e in seen)
+
+
+def test_5x_retries_an_unbalanced_rebalance_after_one_second(emulate):
+    run = emulate("rocketmq-orderly-scale-out-5x", until=330)
+    trace = Trace(run)
+    retries = trace.select("rebalance_result", where=lambda r: r.trigger == "retry")
+    unbalanced = trace.select("rebalance_result", where=lambda r: not r.balanced)
+    assert unbalanced, "a lock refused during the scale-out leaves a consumer unbalanced"
+    for r in unbalanced:
+        nxt = trace.first("rebalance_result", within=(r.t + 1e-9, None), where=lambda x, r=r: x.agent == r.agent)
+        assert nxt is not None and nxt.t - r.t < 1.0 + 0.05, (r.t, nxt and nxt.t)
+    assert retries
+    # 4.9.x waits for the next 20 s timer (or a notification) instead: no retry trigger at all.
+    old = Trace(emulate("rocketmq-orderly-scale-out", until=330))
+    assert old.count("rebalance_result", where=lambda r: r.trigger == "retry") == 0
+
+
+@pytest.mark.parametrize("override, key", [
+    (["config.pollNameServerInteval=1000"], "config.pollNameServerInteval"),
+    (["config.consumeFromWhere=\"CONSUME_FROM_NOWHERE\""], "config.consumeFromWhere"),
+    (["config.clientRebalance=false"], "config.clientRebalance"),
+    (["faults.0.agents=[\"broker-a\"]"], "faults[0].agents"),
+])
+def test_bad_scenarios_are_refused_with_the_key(override, key):
+    with pytest.raises(InputError) as err:
+        load_scenario("rocketmq-scale-out-averagely", override)
+    assert key in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["rocketmq-scale-out-consistent-hash", "rocketmq-pop-crash"])
+def test_one_trace_in_process_and_in_two_worker_processes(tmp_path, name):
+    sc = load_scenario(name)
+    ref = execute(sc, tmp_path / "inproc", until=330)
+    two = execute(sc, tmp_path / "procs2", until=330, agents="procs:2")
+    assert ref.manifest["complete"] and two.manifest["complete"]
+    assert two.digest == ref.digest
+    assert two.manifest["events"]["count"] == ref.manifest["events"]["count"]
+
+
+def test_broadcasting_consumers_take_every_queue_and_resume_from_their_local_offsets(emulate):
+    run = emulate("rocketmq-rolling-restart-averagely", until=600, **{"config.messageModel": "BROADCASTING"})
+    trace = Trace(run)
+    for c in ("consumer-1", "consumer-2", "consumer-3", "consumer-4"):
+        taken = trace.select("queue_taken", where=lambda e, c=c: e.agent == c)
+        first = [e for e in taken if e.t < 300.0]
+        again = [e for e in taken if e.t >= 300.0]
+        assert len(first) == len(again) == 16 and {e.mode for e in taken} == {"BROADCAST"}
+        # LocalFileOffsetStore survives the restart: the consumer resumes where it stopped, not at the end.
+        assert {e.offset_source for e in again} == {"local"}
+        stopped = {e.queue: e.offset for e in trace.select("queue_dropped", where=lambda e, c=c: e.agent == c)}
+        assert all(e.offset == stopped[e.queue] for e in again)
+    assert trace.count("offset_committed") == 0  # nothing goes to the brokers
+    assert RocketMQViews(trace).overlap_seconds() == 0.0  # shared by design, not an overlap
