@@ -1,0 +1,14 @@
+"""Storm's sweep suite: the scenarios of the Resource Aware Scheduler's documentation (shared/seeds/003)."""
+from __future__ import annotations
+
+from clusteremu.emulator.systems import Suite
+
+SUITES: dict[str, Suite] = {
+    "storm": Suite(
+        ("storm-steady-multi-user", "storm-supervisor-failure", "storm-eviction-2x", "storm-eviction-1x",
+         "storm-gpu-racks", "storm-nimbus-failover"),
+        "Storm's Resource Aware Scheduler (shared/seeds/003): a steady multi-user cluster, supervisor failures and "
+        "rescheduling, eviction by priority on an over-subscribed cluster (2.x and 1.x rules), heterogeneous "
+        "racks with GPUs, and a Nimbus failover during submissions",
+    ),
+}

@@ -1,0 +1,19 @@
+"""A Storm run is a pure function of (scenario, seed, code): the same trace in one process and in two worker
+processes, through supervisor crashes, restarts, re-registrations and rebalances."""
+from __future__ import annotations
+
+from clusteremu.emulator.runner import execute
+from clusteremu.scenarios.loader import load_scenario
+
+
+def test_the_supervisor_failure_run_has_one_digest_in_process_and_in_two_worker_processes(tmp_path):
+    sc = load_scenario("storm-supervisor-failure", ["scenario.duration_s=800"])
+    inproc = execute(sc, tmp_path / "inproc")
+    procs = execute(sc, tmp_path / "procs", agents="procs:2")
+    assert inproc.stats.events == procs.stats.events > 2000
+    assert inproc.digest == procs.digest
+
+
+def test_another_seed_gives_another_trace(tmp_path):
+    sc = load_scenario("storm-steady-multi-user", ["scenario.duration_s=120"])
+    assert execute(sc, tmp_path / "s1", seed=1).digest != execute(sc, tmp_path / "s2", seed=2).digest
