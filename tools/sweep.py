@@ -122,8 +122,14 @@ def parse_grid(items: Iterable[str]) -> list[tuple[str, list[str]]]:
     return grid
 
 
+#: The most seeds one sweep may run (each seed is a run of every scenario and grid point): beyond it a range is a
+#: typing mistake (``1..100000000``), and refusing at once beats hanging while the plan is built.
+MAX_SEEDS = 10_000
+
+
 def parse_seeds(text: str) -> list[int]:
-    """``1..5``, ``7``, ``1,4,9`` or a mix (``1..3,10``) → the seeds, in order, without repeats."""
+    """``1..5``, ``7``, ``1,4,9`` or a mix (``1..3,10``) → the seeds, in order, without repeats; at most
+    :data:`MAX_SEEDS` of them."""
     seeds: list[int] = []
     for part in text.split(","):
         part = part.strip()
@@ -132,11 +138,15 @@ def parse_seeds(text: str) -> list[int]:
             lo, hi = int(m.group(1)), int(m.group(2))
             if hi < lo:
                 raise InputError(f"--seeds {text}", f"{part}: the range is empty")
+            if hi - lo + 1 + len(seeds) > MAX_SEEDS:
+                raise InputError(f"--seeds {text}", f"{part}: more than {MAX_SEEDS:,} seeds in one sweep")
             seeds += range(lo, hi + 1)
         elif part.isdigit():
             seeds.append(int(part))
         else:
             raise InputError(f"--seeds {text}", "expected N, A..B, or a comma-separated list of those")
+    if len(seeds) > MAX_SEEDS:
+        raise InputError(f"--seeds {text}", f"more than {MAX_SEEDS:,} seeds in one sweep")
     return list(dict.fromkeys(seeds))
 
 

@@ -49,6 +49,8 @@ CASES = [
                                 'between = [["member-*"], ["zookeeper"]]\n'}),
     Case("--set of a path through a value", ("validate", "{dir}/s.toml", "--set", "scenario.name.x=1"),
          ("--set scenario.name.x=1", "is a value, not a table"), {"s.toml": HEARTBEAT}),
+    Case("a sweep of a hundred million seeds", ("sweep", "kernel-heartbeat", "--seeds", "1..100000000", "--out", "{dir}/sw"),
+         ("--seeds 1..100000000", "more than 10,000 seeds"), {}),
     Case("decide with a strategy no system knows", ("decide", "{dir}/in.json", "--strategy", "NoSuchShedder"),
          ("--strategy", "unknown strategy 'NoSuchShedder'"), {"in.json": "{}"}),
     Case("decide on an input no system recognises", ("decide", "{dir}/in.json"), ("in.json", "no system recognises"),
