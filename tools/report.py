@@ -36,7 +36,8 @@ SPAN_STYLE = {"fault": ("#ff7f0e", 0.18), "cpu_spike": ("#8c564b", 0.15)}
 @dataclass
 class Panel:
     """One plot: named series over virtual time, horizontal reference lines, drawn as steps (gauge values hold
-    until the next report) or as points."""
+    until the next report) or as points. With ``x_label`` the x axis is not time but that quantity (a CDF's
+    values, say): no time scaling, no run markers, limits from the data."""
 
     name: str
     title: str
@@ -44,6 +45,7 @@ class Panel:
     series: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     hlines: list[tuple[float, str]] = field(default_factory=list)
     style: str = "steps"  # or "points"
+    x_label: str | None = None
 
     @classmethod
     def lines(
@@ -54,9 +56,10 @@ class Panel:
         series: Mapping[str, tuple[Iterable[float], Iterable[float]]],
         hlines: Sequence[tuple[float, str]] = (),
         style: str = "steps",
+        x_label: str | None = None,
     ) -> "Panel":
         arrays = {label: (np.asarray(t, dtype=float), np.asarray(v, dtype=float)) for label, (t, v) in series.items()}
-        return cls(name, title, unit, arrays, list(hlines), style)
+        return cls(name, title, unit, arrays, list(hlines), style, x_label)
 
     @classmethod
     def per_agent(
@@ -88,7 +91,8 @@ def draw_panel(panel: Panel, markers: pd.DataFrame, end: float, path: Path) -> N
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    scale, xlabel = _time_scale(end)
+    over_time = panel.x_label is None
+    scale, xlabel = _time_scale(end) if over_time else (1.0, panel.x_label)
     fig, ax = plt.subplots(figsize=(11, 3.4), dpi=100)
     try:
         many = len(panel.series) > MAX_LEGEND
@@ -107,8 +111,9 @@ def draw_panel(panel: Panel, markers: pd.DataFrame, end: float, path: Path) -> N
                 infinite.append((t[inf] / scale, np.sign(v[inf]), color))
         for y, label in panel.hlines:
             ax.axhline(y, color="#444444", linestyle=":", linewidth=1.0, label=label)
-        _draw_markers(ax, markers, scale)
-        ax.set_xlim(0, max(end, 1e-9) / scale)
+        if over_time:
+            _draw_markers(ax, markers, scale)
+            ax.set_xlim(0, max(end, 1e-9) / scale)
         if infinite:
             lo, hi = ax.get_ylim()
             for t, sign, color in infinite:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
+import numpy as np
 import pandas as pd
 
 from clusteremu.tools.spark.routing import Key
@@ -204,7 +205,24 @@ class StormFigures(ModelFigures):
             panels.append(Panel.lines("network", "Network metric of each topology's latest full placement, at its time: % of connected executor pairs",
                                       "% of pairs", {"same worker": (net["t"], net["same_worker_pct"]), "same node": (net["t"], net["same_node_pct"]),
                                                      "same rack": (net["t"], net["same_rack_pct"])}, style="points"))
+            panels.append(network_cdf_panel(network))
         return panels
+
+
+def network_cdf_panel(network: pd.DataFrame) -> "Panel":
+    """The network metric's CDF over topologies: for each level, the share of topologies (y, %) whose
+    connected executor pairs are at most x % on one worker / node / rack (the ``network`` table)."""
+    from clusteremu.tools.report import Panel  # matplotlib only when a report is drawn
+
+    series = {}
+    for label, column in (("same worker", "same_worker_pct"), ("same node", "same_node_pct"),
+                          ("same rack", "same_rack_pct")):
+        values = np.sort(network[column].astype(float).to_numpy())
+        share = 100.0 * np.arange(1, len(values) + 1) / len(values)
+        series[label] = (np.concatenate([[0.0], values]), np.concatenate([[0.0], share]))
+    return Panel.lines("network_cdf", "Network metric over topologies (CDF): share of topologies whose connected "
+                       "executor pairs are at most x % co-located", "% of topologies", series,
+                       x_label="% of connected executor pairs co-located")
 
 
 def cumulative_evictions(evictions: pd.DataFrame) -> dict[str, tuple[list[float], list[float]]]:

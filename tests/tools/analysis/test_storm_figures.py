@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -265,9 +266,13 @@ def test_markers_and_panels(hand_run):
     for name in ("schedule", "cluster", "evictions", "network"):
         tables.update(compute(hand_run, name).tables)
     panels = {p.name: p for p in figures.panels(tables, {})}
-    assert list(panels) == ["topologies", "cluster_use", "stranded", "evictions", "network"]
+    assert list(panels) == ["topologies", "cluster_use", "stranded", "evictions", "network", "network_cdf"]
     t, v = panels["evictions"].series["alice"]
     assert t.tolist() == [0.0, 30.0] and v.tolist() == [0.0, 1.0]
+    cdf = panels["network_cdf"]
+    assert cdf.x_label and set(cdf.series) == {"same worker", "same node", "same rack"}
+    for x, y in cdf.series.values():
+        assert y[0] == 0.0 and y[-1] == 100.0 and (np.diff(x) >= 0).all() and (np.diff(y) > 0).all()
     assert figures.panels({}, {}) == []
 
 
@@ -350,7 +355,7 @@ def test_the_spark_job_gives_the_parts_figures_and_the_tallys(analysed):
     for table in ("topologies", "topology_series", "cluster_usage", "evictions", "network"):
         assert (out / f"{table}.parquet").exists()
     images = re.findall(r'<img src="plots/([^"]+)\.png"', (out / "report.html").read_text())
-    assert images == ["topologies", "cluster_use", "stranded", "evictions", "network"]
+    assert images == ["topologies", "cluster_use", "stranded", "evictions", "network", "network_cdf"]
     (row,) = [r for r in result["rows"] if r["strategy"] == strategy_label(SCENARIO)]
     assert row["criteria"]["time_to_schedule"]["figure"] == pytest.approx(9.25) and row["criteria"]["guarantee"]["grade"] == "poor"
 
