@@ -10,18 +10,22 @@ time) or a scaled copy of it, and prints:
 * peak resident memory of the process.
 
 ``--scale F`` multiplies brokers, clients, bundles and topics by F (e.g. 0.1 for a tenth of the cluster);
-``--until S`` shortens the virtual time. The scenario's bundles are dealt evenly, so its shedding finds nothing
+``--until S`` shortens the virtual time. ``--agents MODE [MODE ...]`` runs the scenario at each placement in turn
+(e.g. ``inproc procs:2``; default ``inproc``), in one process start, and prints each run's wall time, its ratio to
+the first and whether every digest is the same, with the machine's load averages before and after. The
+scenario's bundles are dealt evenly, so its shedding finds nothing
 to move; ``--cpu-spike`` adds another process burning 8 of the 16 cores on ten brokers' hosts (broker-10 to
 broker-19) from 1,200 s to 2,100 s, so that ThresholdShedder unloads bundles and their clients reconnect — the
 unload path at scale. The unloads and reconnections are counted from the trace after the timed run. Usage::
 
-    python benchmarks/pulsar_large_bench.py [--scale 1.0] [--until 3600] [--cpu-spike] [--json]
+    python benchmarks/pulsar_large_bench.py [--scale 1.0] [--until 3600] [--cpu-spike] [--agents inproc procs:2] [--json]
 """
 from __future__ import annotations
 
 import argparse
 import copy
 import json
+import os
 import resource
 import sys
 import tempfile
@@ -85,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--until", type=float, default=None, help="virtual seconds (default: the scenario's hour)")
     ap.add_argument("--cpu-spike", action="store_true", help="add a CPU spike on ten brokers (see above)")
+    ap.add_argument("--agents", nargs="+", default=["inproc"], help="placements to run in turn (ratios to the first)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args(argv)
 
@@ -97,11 +102,23 @@ def main(argv: list[str] | None = None) -> int:
     specs = model.agents(scenario.data)
     setup_s = time.perf_counter() - t0
 
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    placements = []
     with tempfile.TemporaryDirectory() as tmp:
-        t0 = time.perf_counter()
-        result = execute(scenario, Path(tmp) / "run", until=args.until)
-        wall_s = time.perf_counter() - t0
-        kinds = Counter(e.kind for e in open_run(result.run_dir).events())
+        for i, agents in enumerate(args.agents):
+            t0 = time.perf_counter()
+            result = execute(scenario, Path(tmp) / f"run-{i}", until=args.until, agents=agents)
+            wall_s = time.perf_counter() - t0
+            placements.append({"agents": agents, "wall_s": round(wall_s, 2),
+                               "run_wall_s": round(result.stats.wall_seconds, 2), "digest": result.digest})
+            if i == 0:
+                first, first_wall = result, wall_s
+                kinds = Counter(e.kind for e in open_run(result.run_dir).events())
+    load_after = [round(x, 2) for x in os.getloadavg()]
+    result, wall_s = first, first_wall
+    for p in placements:
+        p["ratio"] = round(p["wall_s"] / placements[0]["wall_s"], 3)
+        p["run_ratio"] = round(p["run_wall_s"] / placements[0]["run_wall_s"], 3)
     events = result.manifest["events"]["count"]
     model_rate = events / wall_s
     bare_rate = bare_simpy_rate()
@@ -119,13 +136,21 @@ def main(argv: list[str] | None = None) -> int:
         "bare_simpy_timeouts_per_s": round(bare_rate),
         "ratio_to_bare_simpy": round(model_rate / bare_rate, 4),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "placements": placements,
+        "same_digest": len({p["digest"] for p in placements}) == 1,
+        "load_before": load_before,
+        "load_after": load_after,
     }
     if args.json:
         print(json.dumps(figures))
     else:
         for k, v in figures.items():
-            print(f"{k:>26}: {v}")
-    return 0
+            if k != "placements":
+                print(f"{k:>26}: {v}")
+        for p in placements:
+            print(f"{p['agents']:>26}: wall {p['wall_s']} s (run {p['run_wall_s']} s), ratio {p['ratio']} "
+                  f"(run {p['run_ratio']})")
+    return 0 if figures["same_digest"] else 1
 
 
 if __name__ == "__main__":

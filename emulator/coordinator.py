@@ -1,9 +1,17 @@
-"""The window coordinator (DESIGN.md principle 3).
+"""The window coordinators (DESIGN.md principle 3).
 
-Workers advance their agents over [T, T+L) in parallel, L being the network's lookahead. Between windows the
-coordinator routes what was sent — in the canonical order (send time, sender, sender's sequence number), so that
-the network's draws and its own events do not depend on placement — and starts the next window at the earliest
-pending event or delivery, skipping empty stretches of virtual time.
+Components:
+
+* :class:`Coordinator` — in-process workers (``inproc``, ``inproc:N``). Workers advance their agents over
+  [T, T+L) in turn, L being the network's lookahead. Between windows the coordinator routes what was sent — in
+  the canonical order (send time, sender, sender's sequence number), so that the network's draws and its own
+  events do not depend on placement — and starts the next window at the earliest pending event or delivery,
+  skipping empty stretches of virtual time.
+* :class:`MeshCoordinator` — worker processes (``procs:N``, ``tcp``). The workers run the same windows among
+  themselves (``transport.mesh``: each routes its own agents' messages and sends the others' to their workers);
+  this side starts them, watches them, and writes the network's and the fault schedule's events, numbered as
+  :class:`Coordinator` numbers them.
+* :class:`CoordinatorStats` — a run's counts (the manifest's ``stats``).
 """
 from __future__ import annotations
 
@@ -11,12 +19,13 @@ import heapq
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from .messages import Message
 from .network import NetworkModel
 from .trace.writer import SegmentWriter
 from .transport.base import WorkerLink
+from .transport.mesh import LoopStats
 
 NETWORK_AGENT = "network"
 
@@ -140,3 +149,85 @@ class Coordinator:
                 heapq.heappush(pending, (msg.delivery_key, msg))
             else:
                 self.stats.dropped += 1
+
+
+class Mesh(Protocol):
+    """Workers that run the windows among themselves (``transport.launch.ZmqWorkers``)."""
+
+    def run(self, until: float, progress: Callable[[float, int, int], None] | None = None) -> list[LoopStats]:
+        """Run every window up to ``until``; return each worker's counts."""
+
+
+class MeshCoordinator:
+    """Runs a mesh of workers to ``until`` and writes the coordinator's own events (network drops, fault
+    boundaries) exactly as :class:`Coordinator` writes them."""
+
+    def __init__(
+        self,
+        mesh: Mesh,
+        until: float,
+        net_writer: SegmentWriter,
+        progress: Callable[[float, CoordinatorStats], None] | None = None,
+        boundaries: Sequence[tuple[float, str, dict]] = (),
+        boundary_agent: str = "faults",
+    ) -> None:
+        self.mesh = mesh
+        self.until = until
+        self.stats = CoordinatorStats()
+        self._net_writer = net_writer
+        self._progress = progress
+        self._boundaries = list(boundaries)
+        self._boundary_agent = boundary_agent
+        self._started = 0.0
+        #: what the workers reported: mesh frames and bytes sent, wall seconds in their windows, in the exchanges
+        #: and in their whole loop (the manifest's ``transport.mesh``)
+        self.report: dict[str, Any] = {}
+
+    def _note(self, virtual_time: float, windows: int, events: int) -> None:
+        stats = self.stats
+        stats.virtual_time, stats.windows, stats.events = virtual_time, windows, events
+        stats.wall_seconds = time.perf_counter() - self._started
+        if self._progress is not None:
+            self._progress(virtual_time, stats)
+
+    def run(self) -> CoordinatorStats:
+        self._started = time.perf_counter()
+        try:
+            results = self.mesh.run(self.until, self._note)
+        except BaseException:
+            # the fault boundaries that virtual time has passed, so that the partial trace still shows them
+            self._write([], self.stats.virtual_time)
+            raise
+        stats = self.stats
+        windows = {r.windows for r in results}
+        if len(windows) != 1:
+            raise RuntimeError(f"the workers disagree on the number of windows: {sorted(windows)}")
+        stats.windows = windows.pop()
+        stats.messages = sum(r.messages for r in results)
+        stats.dropped = sum(r.dropped for r in results)
+        stats.events = sum(r.events for r in results)
+        self.report = {"frames": sum(r.frames for r in results), "bytes": sum(r.bytes for r in results),
+                     "advance_s": [round(r.advance_s, 3) for r in results],
+                     "exchange_s": [round(r.exchange_s, 3) for r in results],
+                     "loop_s": [round(r.loop_s, 3) for r in results]}
+        # Coordinator numbers the drops as it routes: window by window, in (send time, sender, sequence) order.
+        # Windows are consecutive stretches of send time and a sender's drops come from one worker in its order,
+        # so a stable sort of all of them by (send time, sender) gives that numbering.
+        drops = sorted((d for r in results for d in r.drops), key=lambda d: (d[0], d[1]))
+        events = [(t, NETWORK_AGENT, seq, kind, fields) for seq, (t, _src, kind, fields) in enumerate(drops, 1)]
+        self._write(events, self.until)
+        stats.virtual_time = self.until
+        stats.wall_seconds = time.perf_counter() - self._started
+        if self._progress is not None:
+            self._progress(stats.virtual_time, stats)
+        return stats
+
+    def _write(self, events: list[tuple[Any, ...]], end: float) -> None:
+        seq = 0
+        while self._boundaries and self._boundaries[0][0] < end:
+            t, kind, fields = self._boundaries.pop(0)
+            seq += 1
+            events.append((t, self._boundary_agent, seq, kind, dict(fields)))
+        if events:
+            self.stats.events += len(events)
+            self._net_writer.write(events)

@@ -8,12 +8,12 @@ import hashlib
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-from clusteremu.scenarios.loader import Scenario
+from clusteremu.scenarios.loader import MAX_DURATION_S, Scenario
 
 from . import faults
-from .coordinator import NETWORK_AGENT, Coordinator, CoordinatorStats
+from .coordinator import NETWORK_AGENT, Coordinator, CoordinatorStats, MeshCoordinator
 from clusteremu.base.errors import InputError
 from .manifest import new_manifest, write_manifest
 from .models import AgentSpec, load_model
@@ -62,6 +62,20 @@ def place(specs: list[AgentSpec], workers: int, rule: str) -> list[list[AgentSpe
     return groups
 
 
+def network_for(data: dict, seed: int, model: Any) -> NetworkModel:
+    """The scenario's network model (``data`` is the validated scenario, ``model`` its system's model): the
+    coordinator builds it for in-process workers, and every worker process builds its own copy."""
+    net = data["network"]
+    network = NetworkModel(
+        seed,
+        Latency.from_spec(net["latency"]),
+        [Link(l["from"], l["to"], Latency.from_spec(l["latency"])) for l in net["links"]],
+    )
+    for cond in model.network_conditions(data):
+        network.add_condition(cond)
+    return network
+
+
 def prepare_run_dir(run_dir: Path) -> None:
     if run_dir.exists() and (not run_dir.is_dir() or any(run_dir.iterdir())):
         raise InputError(str(run_dir), "exists and is not empty; choose another --out (nothing is overwritten)")
@@ -101,8 +115,8 @@ def execute(
         n_workers = transport.expect
     seed = scenario.seed if seed is None else seed
     until = scenario.duration_s if until is None else until
-    if not until > 0:
-        raise InputError("--until", f"must be greater than 0, got {until}")
+    if not 0 < until <= MAX_DURATION_S:
+        raise InputError("--until", f"must be greater than 0 and at most {MAX_DURATION_S:g} s (a year), got {until}")
     data = scenario.data
     model = load_model(scenario.model)
     specs = model.agents(data)
@@ -119,34 +133,31 @@ def execute(
 
     groups = place(specs, n_workers, data["run"]["placement"])
     seg = data["run"]["segment_bytes"]
-    net = data["network"]
-    network = NetworkModel(
-        seed,
-        Latency.from_spec(net["latency"]),
-        [Link(l["from"], l["to"], Latency.from_spec(l["latency"])) for l in net["links"]],
-    )
-    for cond in model.network_conditions(data):
-        network.add_condition(cond)
 
     zmq_workers: ZmqWorkers | None = None
+    mesh: MeshCoordinator | None = None
     links: list = []
     net_writer: SegmentWriter | None = None
     try:
+        boundaries = faults.boundaries(data.get("faults", []))
         if kind == "inproc":
             agent_faults = faults.agent_faults(data.get("faults", []), names)
             for wid, group in enumerate(groups):
                 worker = Worker(wid, seed, group, run_dir, seg)
                 worker.schedule_faults(agent_faults)
                 links.append(InprocLink(worker))
+            net_writer = SegmentWriter(run_dir / "events", "net", seg)
+            stats = Coordinator(links, network_for(data, seed, model), until, net_writer, progress,
+                                boundaries=boundaries).run()
         else:
+            # worker processes run the windows among themselves; each builds its own copy of the network model
             zmq_workers = ZmqWorkers(kind, n_workers, transport)
-            common = {"seed": seed, "run_dir": str(run_dir.resolve()), "scenario": data, "segment_bytes": seg}
+            common = {"seed": seed, "run_dir": str(run_dir.resolve()), "scenario": data, "segment_bytes": seg,
+                      "until": until}
             links = zmq_workers.links([[s.name for s in g] for g in groups], common)
-        net_writer = SegmentWriter(run_dir / "events", "net", seg)
-        coordinator = Coordinator(
-            links, network, until, net_writer, progress, boundaries=faults.boundaries(data.get("faults", []))
-        )
-        stats = coordinator.run()
+            net_writer = SegmentWriter(run_dir / "events", "net", seg)
+            mesh = MeshCoordinator(zmq_workers, until, net_writer, progress, boundaries=boundaries)
+            stats = mesh.run()
         summaries = [link.finish() for link in links] + [net_writer.close()]
     except BaseException as err:
         # Failed or interrupted: stop the workers (they flush their segments), close ours, and say why in the
@@ -179,5 +190,7 @@ def execute(
     manifest["stats"] = asdict(stats)
     if zmq_workers is not None:
         manifest["transport"] = {"endpoint": zmq_workers.hub.endpoint, "dropped_frames": dict(zmq_workers.hub.dropped)}
+        if mesh is not None:
+            manifest["transport"]["mesh"] = mesh.report
     write_manifest(run_dir, manifest)
     return RunResult(run_dir, manifest, stats)

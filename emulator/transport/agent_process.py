@@ -1,10 +1,16 @@
 """The worker side of the ZeroMQ transport: what ``clusteremu agent --connect ADDR`` runs.
 
-The process connects a DEALER socket to the coordinator's ROUTER, says hello, receives its share of the agents
-(the scenario itself, so that it builds its agents from data, plus the names placed on it), then answers one
-frame per window until told to finish or stop. A second DEALER socket, owned by a heartbeat thread, keeps the
-liveness exchange going while the main thread is busy stepping SimPy; when the coordinator falls silent (or the
-parent process that spawned this worker is gone) the thread ends the process, so no worker outlives its run.
+Components:
+
+* :func:`serve` — the process's life: it connects a DEALER socket to the coordinator's ROUTER, says hello,
+  receives its share of the agents (the scenario itself, so that it builds its agents and its copy of the network
+  model from data, the names placed on it and the whole placement), binds its mesh inbox, and on ``run`` runs
+  every window with its peers (:class:`~clusteremu.emulator.transport.mesh.WindowLoop` over a
+  :mod:`~clusteremu.emulator.transport.peers` exchange), sending the coordinator only progress notes and, at the
+  end, its counts; then it closes its trace on ``finish``.
+* ``_Liveness`` — a second DEALER socket, owned by a heartbeat thread, keeps the liveness exchange going while
+  the main thread is busy stepping SimPy; when the coordinator falls silent (or the parent process that spawned
+  this worker is gone) the thread ends the process, so no worker outlives its run.
 """
 from __future__ import annotations
 
@@ -19,15 +25,18 @@ from typing import Any
 import zmq
 
 from .. import faults
-from ..messages import Message
 from ..models import load_model
 from ..worker import Worker
 from . import wire
+from .mesh import LoopStats, SoloExchange, WindowLoop
+from .peers import UNIX, Stopped, Throttle, UnixExchange, Unsendable, ZmqExchange, bind_inbox
 
 log = logging.getLogger("clusteremu.agent")
 
 #: exit status of a worker that gave up on a silent or vanished coordinator
 EXIT_COORDINATOR_GONE = 3
+#: wall seconds between two progress notes to the coordinator during the windows
+PROGRESS_EVERY_S = 0.2
 
 
 @dataclass
@@ -123,6 +132,26 @@ def _dealer(ctx: zmq.Context, opts: AgentOptions, identity: bytes) -> zmq.Socket
     return sock
 
 
+@dataclass
+class _Share:
+    """What a worker holds once assigned: its agents, its copy of the network model, its mesh inbox."""
+
+    worker: Worker
+    loop: WindowLoop
+    inbox: zmq.Socket | socket.socket
+    endpoint: str
+    curve: tuple[bytes, bytes] | None
+    auth: Any = None
+
+    def close(self) -> None:
+        if isinstance(self.inbox, zmq.Socket):
+            self.inbox.close(linger=0)
+        else:
+            self.inbox.close()
+        if self.auth is not None:
+            self.auth.stop()
+
+
 def serve(opts: AgentOptions) -> int:
     """Serve one run; return the process exit status (0 finished, 1 failed or stopped by the coordinator)."""
     ctx = zmq.Context()
@@ -132,7 +161,7 @@ def serve(opts: AgentOptions) -> int:
     liveness.start()
     main.send(wire.encode(wire.HELLO, 0, {"pid": os.getpid(), "host": socket.gethostname(),
                                            "protocol": wire.PROTOCOL_VERSION}))
-    worker: Worker | None = None
+    share: _Share | None = None
     status = 1
     try:
         while True:
@@ -143,37 +172,52 @@ def serve(opts: AgentOptions) -> int:
                 log.warning("dropped frame from the coordinator: %s", err)
                 continue
             liveness.last_heard = time.monotonic()
-            if kind == wire.ADVANCE:
-                if worker is None:
-                    log.warning("dropped advance before assign")
+            if kind == wire.RUN:
+                if share is None:
+                    log.warning("dropped run before assign")
                     continue
-                until, inbound, since = body
                 try:
-                    sent, next_time, n = worker.advance(until, [Message.from_wire(w) for w in inbound], since)
+                    stats, exchange = _run_windows(ctx, main, share, body, opts)
+                except Stopped as why:
+                    log.info("stopped by the coordinator: %s", why)
+                    return status
+                except Unsendable as err:
+                    return _fail(main, call, str(err))
+                except (ConnectionError, wire.WireError) as err:  # a peer broke the mesh protocol
+                    return _fail(main, call, f"the workers' mesh broke: {type(err).__name__}: {err}")
                 except Exception as err:  # an agent raised: the coordinator fails the run with the reason
-                    log.exception("window up to %s failed", until)
-                    return _fail(main, call, f"an agent raised in the window up to t={until}: {type(err).__name__}: {err}")
-                reply = _encode_result(call, sent, next_time, n)
-                if reply is None:
-                    return _fail(main, call, "a message body is not msgpack-safe: " + _first_unsafe(sent))
-                if len(reply) > opts.max_frame_bytes:
-                    return _fail(main, call, f"window result of {len(reply)} bytes exceeds --max-frame-bytes")
+                    log.exception("the windows failed")
+                    return _fail(main, call, f"an agent raised in the window up to t={share.worker.env.now}: "
+                                             f"{type(err).__name__}: {err}")
+                done = {"windows": stats.windows, "messages": stats.messages, "dropped": stats.dropped,
+                        "events": stats.events, "virtual_time": stats.virtual_time, "drops": stats.drops,
+                        "frames": stats.frames, "bytes": stats.bytes, "advance_s": stats.advance_s,
+                        "exchange_s": stats.exchange_s, "loop_s": stats.loop_s}
+                try:
+                    reply = wire.encode(wire.DONE, call, done)
+                except (TypeError, ValueError, OverflowError) as err:
+                    return _fail(main, call, f"a dropped message's fields are not msgpack-safe: {err}")
                 main.send(reply, copy=len(reply) < 65536)
+                if exchange is not None:
+                    exchange.close()
             elif kind == wire.ASSIGN:
-                if worker is not None:
+                if share is not None:
                     log.warning("dropped a second assign")
                     continue
                 try:
-                    worker = _build(body)
+                    share = _build(ctx, body, opts)
                 except Exception as err:  # report why this worker cannot take part, then leave
                     return _fail(main, call, f"cannot build agents: {type(err).__name__}: {err}")
-                main.send(wire.encode(wire.READY, call, {"agents": worker.agent_names, "next_time": worker.next_time()}))
+                main.send(wire.encode(wire.READY, call, {"agents": share.worker.agent_names,
+                                                         "next_time": share.worker.next_time(),
+                                                         "mesh": share.endpoint}))
             elif kind == wire.FINISH:
-                if worker is None:
+                if share is None:
                     log.warning("dropped finish before assign")
                     continue
-                s = worker.finish()
-                worker = None
+                s = share.worker.finish()
+                share.close()
+                share = None
                 main.send(wire.encode(wire.FINISHED, call, {"writer": s.writer, "count": s.count,
                                                             "segments": s.segments, "agent_digests": s.agent_digests}))
                 status = 0
@@ -183,14 +227,17 @@ def serve(opts: AgentOptions) -> int:
                 return status
             # coordinator heartbeats on the main socket only refresh liveness (done above)
     finally:
-        if worker is not None:
-            worker.finish()  # flush what this worker wrote, so the partial trace stays readable
+        if share is not None:
+            share.worker.finish()  # flush what this worker wrote, so the partial trace stays readable
+            share.close()
         liveness.stop()
         main.close(linger=1000)
         ctx.term()
 
 
-def _build(body: dict[str, Any]) -> Worker:
+def _build(ctx: zmq.Context, body: dict[str, Any], opts: AgentOptions) -> _Share:
+    from ..runner import network_for  # the runner imports this package: import it when a run is assigned
+
     data = body["scenario"]
     model = load_model(data["scenario"]["model"])
     specs = {s.name: s for s in model.agents(data)}
@@ -200,27 +247,46 @@ def _build(body: dict[str, Any]) -> Worker:
         raise ValueError(f"the scenario builds no agent called {missing[0]!r} (code versions differ?)")
     if not os.path.isdir(body["run_dir"]):
         raise ValueError(f"run directory {body['run_dir']} is not visible here (tcp workers need it shared)")
-    worker = Worker(body["worker_id"], body["seed"], [specs[a] for a in wanted], body["run_dir"], body["segment_bytes"])
+    placement: list[list[str]] = body["placement"]
+    me = body["worker_id"]
+    if placement[me] != wanted:
+        raise ValueError("the placement does not hold this worker's agents")
+    worker = Worker(me, body["seed"], [specs[a] for a in wanted], body["run_dir"], body["segment_bytes"])
     worker.schedule_faults(faults.agent_faults(data.get("faults", []), list(specs)))
-    return worker
+    owner = {name: w for w, names in enumerate(placement) for name in names}
+    loop = WindowLoop(worker, network_for(data, body["seed"], model), owner, me, len(placement), body["until"])
+    mesh = body["mesh"]
+    curve = (bytes(mesh["public"]), bytes(mesh["secret"])) if mesh.get("public") else None
+    inbox, endpoint, auth = bind_inbox(ctx, mesh.get("bind"), opts.connect, curve, opts.max_frame_bytes)
+    return _Share(worker, loop, inbox, endpoint, curve, auth)
 
 
-def _encode_result(call: int, sent: list[Message], next_time: float, n: int) -> bytes | None:
-    try:
-        return wire.encode(wire.RESULT, call, [[m.to_wire() for m in sent], next_time, n])
-    except (TypeError, ValueError, OverflowError):
-        return None
+def _run_windows(ctx: zmq.Context, main: zmq.Socket, share: _Share, body: dict[str, Any],
+                 opts: AgentOptions) -> tuple[LoopStats, ZmqExchange | UnixExchange | None]:
+    """Connect to the peers and run every window; progress notes go to the coordinator as the windows pass."""
+    endpoints: list[str] = body["endpoints"]
+    loop = share.loop
+    stats = loop.stats
 
-
-def _first_unsafe(sent: list[Message]) -> str:
-    import msgpack
-
-    for m in sent:
+    def note() -> None:
         try:
-            msgpack.packb(m.to_wire(), use_bin_type=True)
-        except Exception as err:
-            return f"{m.kind} from {m.src} to {m.dst}: {err}"
-    return "unknown"
+            main.send(wire.encode(wire.PROGRESS, 0, [stats.virtual_time, stats.windows, stats.events]), zmq.NOBLOCK)
+        except zmq.Again:
+            pass
+
+    throttle = Throttle(PROGRESS_EVERY_S, note)
+    if len(endpoints) == 1:
+        return loop.run(SoloExchange(throttle)), None
+    exchange: ZmqExchange | UnixExchange
+    if share.endpoint.startswith(UNIX):
+        exchange = UnixExchange(loop.me, endpoints, share.inbox, main, opts.max_frame_bytes, opts.join_timeout_s,
+                                throttle)
+    else:
+        exchange = ZmqExchange(ctx, loop.me, endpoints, share.inbox, main, share.curve, opts.max_frame_bytes,
+                               int(opts.timeout_s * 1000), throttle)
+    loop.run(exchange)
+    stats.frames, stats.bytes = exchange.frames_sent, exchange.bytes_sent
+    return stats, exchange
 
 
 def _fail(sock: zmq.Socket, call: int, reason: str) -> int:

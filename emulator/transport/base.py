@@ -1,4 +1,4 @@
-"""The interface every transport implements."""
+"""The interface of in-process workers to the coordinator (worker processes run their windows in a mesh)."""
 from __future__ import annotations
 
 from typing import Protocol

@@ -2,9 +2,10 @@
 
 :class:`Hub` binds the socket, admits workers (each says hello on its main socket and beats on a second one whose
 identity is the main one plus ``#hb``), assigns them their agents, and hands out one :class:`ZmqLink` per worker
-to the coordinator. While the coordinator waits for a window's results the hub keeps reading the socket: it
-matches replies to the calls it made, answers nothing else, beats to every worker, and fails the run
-(:class:`~clusteremu.base.errors.RunFailure`) as soon as a worker is dead or has been silent longer than the timeout.
+to the coordinator. While the workers run their windows the hub keeps reading the socket: it matches replies
+to the calls it made, keeps each worker's latest progress note, answers nothing else, beats to every worker,
+and fails the run (:class:`~clusteremu.base.errors.RunFailure`) as soon as a worker is dead or has been silent
+longer than the timeout.
 Frames that break the protocol — garbage, oversized, another version, unknown peers, replies to calls never made
 — are logged, counted in ``dropped`` and otherwise ignored.
 """
@@ -21,9 +22,9 @@ from typing import Any, Callable
 import zmq
 
 from clusteremu.base.errors import RunFailure
-from ..messages import Message
 from ..trace.writer import WriterSummary
 from . import wire
+from .mesh import LoopStats
 
 log = logging.getLogger("clusteremu.hub")
 
@@ -54,6 +55,8 @@ class _Peer:
     call: int = 0  # the call this worker still owes a reply to (0: none)
     reply: tuple[str, Any] | None = None
     finished: bool = False  # it sent its trace summary and may exit: no longer watched
+    progress: Any = None  # its latest progress note during the windows: [virtual_time, windows, events]
+    mesh: str = ""  # the endpoint of its mesh inbox (from its ready)
 
     def describe(self) -> str:
         shown = ", ".join(self.agents[:8])
@@ -190,6 +193,9 @@ class Hub:
         peer.last_seen = now
         if kind == wire.HEARTBEAT:
             return
+        if kind == wire.PROGRESS and call == 0 and not is_hb:
+            peer.progress = body  # the latest of its notes; checked when the coordinator reads it
+            return
         if call == 0 or call != peer.call or peer.reply is not None:
             self._drop(f"unknown call: {kind} answers call {call}, which was never made or is already answered", identity)
             return
@@ -252,44 +258,37 @@ class Hub:
 
 
 class ZmqLink:
-    """A :class:`~clusteremu.emulator.transport.base.WorkerLink` to a worker on the other side of the hub's socket."""
+    """The coordinator's handle on one worker on the other side of the hub's socket: its agents, its mesh inbox,
+    its trace summary at the end. The windows themselves run among the workers (``mesh``)."""
 
     def __init__(self, hub: Hub, peer: _Peer) -> None:
         self.hub = hub
         self.peer = peer
         self.agents = peer.agents
-        self._next_time = 0.0
 
     def _malformed(self, kind: str, err: Exception) -> RunFailure:
         return RunFailure(f"{self.peer.describe()} broke the protocol: malformed {kind} ({type(err).__name__}: {err})")
 
     def ready(self) -> None:
-        """Wait for the worker to have built its agents."""
+        """Wait for the worker to have built its agents and bound its mesh inbox."""
         _, body = self.hub.wait(self.peer)
         try:
-            self._next_time = float(body["next_time"])
+            float(body["next_time"])
+            if not isinstance(body["mesh"], str) or not body["mesh"]:
+                raise ValueError(f"bad mesh endpoint {body['mesh']!r}")
+            self.peer.mesh = body["mesh"]
         except (TypeError, ValueError, KeyError) as err:
             raise self._malformed(wire.READY, err) from None
 
-    def next_time(self) -> float:
-        return self._next_time
-
-    def advance(self, until: float, inbound: list[Message], since: float = 0.0) -> None:
-        self.hub.beat()
-        body = [until, [m.to_wire() for m in inbound], since]
+    def done(self) -> LoopStats:
+        """The worker's counts once its windows are over (after a ``run`` call)."""
+        _, b = self.hub.wait(self.peer)
         try:
-            self.hub.call(self.peer, wire.ADVANCE, body)
-        except (TypeError, ValueError, OverflowError) as err:
-            raise RunFailure(f"a message for {self.peer.describe()} is not msgpack-safe: {err}") from None
-
-    def result(self) -> tuple[list[Message], float, int]:
-        _, body = self.hub.wait(self.peer)
-        try:
-            sent, next_time, n = body
-            from_wire = Message.from_wire
-            return [from_wire(w) for w in sent], float(next_time), int(n)
-        except (TypeError, ValueError) as err:
-            raise self._malformed(wire.RESULT, err) from None
+            return LoopStats(int(b["windows"]), int(b["messages"]), int(b["dropped"]), int(b["events"]),
+                             float(b["virtual_time"]), list(b["drops"]), int(b["frames"]), int(b["bytes"]),
+                             float(b["advance_s"]), float(b["exchange_s"]), float(b["loop_s"]))
+        except (TypeError, ValueError, KeyError) as err:
+            raise self._malformed(wire.DONE, err) from None
 
     def finish(self) -> WriterSummary:
         self.hub.call(self.peer, wire.FINISH, None)

@@ -1,7 +1,9 @@
 """Starting a run's ZeroMQ workers: spawned locally over ``ipc://`` (``procs:N``) or joining over ``tcp://``.
 
 Either way the coordinator binds a :class:`~clusteremu.emulator.transport.hub.Hub`, waits for the workers, sends each its
-share of the placement (the scenario as data plus the names of its agents) and returns one link per group.
+share of the placement (the scenario as data, the names of its agents, the whole placement and where to bind its
+mesh inbox), returns one link per group, then starts the windows, which the workers run among themselves
+(:mod:`~clusteremu.emulator.transport.mesh`), and collects their counts.
 """
 from __future__ import annotations
 
@@ -11,11 +13,16 @@ import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from clusteremu.base.errors import InputError
 from . import wire
 from .hub import Hub, HubOptions, ZmqLink, owner_only_ipc_dir
+from .mesh import LoopStats
+from .peers import UNIX, mesh_keypair
+
+#: wall seconds between two calls of the progress callback while the workers run
+PROGRESS_EVERY_S = 0.2
 
 
 
@@ -37,6 +44,9 @@ class ZmqWorkers:
     def __init__(self, kind: str, n: int, opts: ZmqOptions) -> None:
         self.kind = kind
         self._ipc_dir: str | None = None
+        self._links: list[ZmqLink] = []
+        #: tcp with CurveZMQ: the workers' mesh is encrypted too, with a key pair made for this run
+        self._curve_mesh = kind == "tcp" and not opts.insecure
         if kind == "procs":
             self._ipc_dir = owner_only_ipc_dir()
             path = os.path.join(self._ipc_dir, "coordinator.sock")
@@ -73,17 +83,50 @@ class ZmqWorkers:
                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
 
     def links(self, groups: list[list[str]], common: dict[str, Any]) -> list[ZmqLink]:
-        """Wait for one worker per group, assign the groups in order, wait until every worker is ready."""
+        """Wait for one worker per group, assign the groups in order (each worker gets the whole placement, to
+        route its agents' messages, and where to bind its mesh inbox), wait until every worker is ready."""
         peers = self.hub.wait_for_workers(len(groups))
+        mesh: dict[str, Any] = {}
+        if self._curve_mesh:
+            public, secret = mesh_keypair()
+            mesh = {"public": public, "secret": secret}
         links = []
         for wid, (peer, names) in enumerate(zip(peers, groups)):
+            bind = None if self._ipc_dir is None else UNIX + os.path.join(self._ipc_dir, f"mesh-{wid}.sock")
+            body = {**common, "worker_id": wid, "agents": names, "placement": groups, "mesh": {**mesh, "bind": bind}}
             try:
-                links.append(self.hub.assign(peer, {**common, "worker_id": wid, "agents": names}))
+                links.append(self.hub.assign(peer, body))
             except (TypeError, ValueError) as err:
                 raise InputError("scenario", f"cannot be sent to workers as msgpack: {err}") from None
         for link in links:
             link.ready()
+        self._links = links
         return links
+
+    def run(self, until: float, progress: Callable[[float, int, int], None] | None = None) -> list[LoopStats]:
+        """Start the windows on every worker (they exchange messages among themselves) and wait until they are
+        over; ``progress(virtual_time, windows, events)`` is called with the workers' notes meanwhile."""
+        hub, links = self.hub, self._links
+        endpoints = [link.peer.mesh for link in links]
+        for link in links:
+            hub.call(link.peer, wire.RUN, {"endpoints": endpoints, "until": until})
+        period = hub.opts.heartbeat_s if progress is None else min(hub.opts.heartbeat_s, PROGRESS_EVERY_S)
+        # Wait for every reply at once: a worker that fails leaves its peers waiting for its frames, so its
+        # ``failed`` must end the run whichever worker is still running.
+        while any(link.peer.reply is None for link in links):
+            hub._pump(period)
+            for link in links:
+                if link.peer.reply is not None and link.peer.reply[0] == wire.FAILED:
+                    hub.wait(link.peer)  # raises RunFailure with the worker's reason
+            if progress is not None:
+                notes = [link.peer.progress for link in links]
+                try:
+                    vt, windows, events = (min(float(n[0]) for n in notes), max(int(n[1]) for n in notes),
+                                           sum(int(n[2]) for n in notes))
+                except (TypeError, ValueError, IndexError):
+                    continue  # some worker has not sent a (well-formed) note yet
+                progress(vt, windows, events)
+        return [link.done() for link in links]
 
     def stop(self, reason: str) -> None:
         self.hub.stop(reason)

@@ -1,4 +1,4 @@
-"""The wire protocol between the coordinator and ZeroMQ workers (documented in ``docs/wire-protocol.md``).
+"""The wire protocol between the coordinator and ZeroMQ workers, and between workers (``docs/wire-protocol.md``).
 
 Every frame is one msgpack array ``[version, kind, call, body]``: the protocol version, the frame kind, the call
 id that pairs a reply with its request (0 for frames that answer nothing), and a kind-specific msgpack-safe body.
@@ -12,27 +12,33 @@ from typing import Any
 
 import msgpack
 
-PROTOCOL_VERSION = 1
+#: 2: workers exchange a window's messages among themselves (the mesh); the coordinator no longer routes
+PROTOCOL_VERSION = 2
 
 #: default bound on one inbound frame; larger frames are dropped unread (``--max-frame-bytes``)
 DEFAULT_MAX_FRAME_BYTES = 256 * 1024 * 1024
 
 # worker → coordinator
 HELLO = "hello"            # body: {pid, host, protocol}
-READY = "ready"            # reply to ASSIGN: {agents, next_time}
-RESULT = "result"          # reply to ADVANCE: [sent messages as Message.to_wire() lists, next_time, events]
+READY = "ready"            # reply to ASSIGN: {agents, next_time, mesh}: mesh is the endpoint of its inbox
+DONE = "done"              # reply to RUN: {windows, messages, dropped, events, virtual_time, drops, frames, bytes,
+                           #                advance_s, exchange_s, loop_s}
+PROGRESS = "progress"      # answers nothing (call 0): [virtual_time, windows, events] every progress period
 FINISHED = "finished"      # reply to FINISH: the writer summary {writer, count, segments, agent_digests}
 FAILED = "failed"          # the worker cannot go on: {reason}
 # coordinator → worker
-ASSIGN = "assign"          # {worker_id, seed, run_dir, scenario, agents, segment_bytes}
-ADVANCE = "advance"        # [until, inbound messages as Message.to_wire() lists]
+ASSIGN = "assign"          # {worker_id, seed, run_dir, scenario, agents, segment_bytes, placement, mesh}
+RUN = "run"                # {endpoints, until}: connect to the peers' inboxes and run every window
 FINISH = "finish"          # close the trace and report its summary
 STOP = "stop"              # the run is over (failed or interrupted): close the trace and exit
 # both ways, on the heartbeat sockets
 HEARTBEAT = "heartbeat"    # {} (the worker's carries its pid)
+# worker → worker, on the mesh (the call field is the window's number)
+WINDOW = "window"          # [sender, candidate next time, messages for the receiver's agents as Message.to_wire()]
 
-TO_COORDINATOR = frozenset({HELLO, READY, RESULT, FINISHED, FAILED, HEARTBEAT})
-TO_WORKER = frozenset({ASSIGN, ADVANCE, FINISH, STOP, HEARTBEAT})
+TO_COORDINATOR = frozenset({HELLO, READY, DONE, PROGRESS, FINISHED, FAILED, HEARTBEAT})
+TO_WORKER = frozenset({ASSIGN, RUN, FINISH, STOP, HEARTBEAT})
+MESH = frozenset({WINDOW})
 
 
 class WireError(ValueError):

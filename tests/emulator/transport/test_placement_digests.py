@@ -1,14 +1,18 @@
 """Same results anywhere: every built-in scenario has one digest whatever the placement and transport."""
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from clusteremu.emulator.runner import execute
 from clusteremu.emulator.trace import open_run
+from clusteremu.emulator.transport.launch import ZmqOptions
 from clusteremu.scenarios.catalog import builtins
-from clusteremu.scenarios.loader import load_scenario
+from clusteremu.scenarios.loader import load_scenario, validate_scenario
 
 from .conftest import SHRINK
+from .proc_helpers import clusteremu, free_port
 
 UNTIL = 120.0
 NAMES = [b.name for b in builtins()]
@@ -17,18 +21,38 @@ NAMES = [b.name for b in builtins()]
 def run(tmp_path, name: str, agents: str, until: float = UNTIL):
     sc = load_scenario(name, SHRINK.get(name, []))
     label = agents.replace(":", "-")
+    if agents.startswith("tcp:"):
+        # tcp:N — N insecure workers on 127.0.0.1, started as `clusteremu agent` before the coordinator binds
+        n = int(agents[4:])
+        port = free_port()
+        workers = [clusteremu("agent", "--connect", f"tcp://127.0.0.1:{port}", "--insecure") for _ in range(n)]
+        result = execute(sc, tmp_path / f"{name}-{label}", until=until, agents="tcp",
+                         transport=ZmqOptions(bind=f"tcp://127.0.0.1:{port}", expect=n, insecure=True))
+        assert [w.wait(timeout=30) for w in workers] == [0] * n
+        return result
     return execute(sc, tmp_path / f"{name}-{label}", until=until, agents=agents)
 
 
+def assert_same_run(ref, other, label: str) -> None:
+    assert other.manifest["complete"], label
+    assert other.digest == ref.digest, f"{label} differs from inproc"
+    assert other.manifest["events"]["count"] == ref.manifest["events"]["count"]
+    for key in ("windows", "messages", "dropped", "events"):
+        assert other.manifest["stats"][key] == ref.manifest["stats"][key], f"{label}: stats.{key}"
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_every_builtin_scenario_has_one_digest_in_process_and_in_one_or_two_worker_processes(tmp_path, name):
+def test_every_builtin_scenario_has_one_digest_in_process_in_two_and_three_worker_processes_and_over_tcp(
+        tmp_path, name):
     ref = run(tmp_path, name, "inproc")
     assert ref.manifest["complete"] and ref.manifest["events"]["count"] > 0
-    for agents in ("inproc:2", "procs:1", "procs:2"):
-        other = run(tmp_path, name, agents)
-        assert other.manifest["complete"], agents
-        assert other.digest == ref.digest, f"{name}: {agents} differs from inproc"
-        assert other.manifest["events"]["count"] == ref.manifest["events"]["count"]
+    for agents in ("inproc:2", "procs:2", "procs:3", "tcp:2"):
+        assert_same_run(ref, run(tmp_path, name, agents), f"{name}: {agents}")
+
+
+@pytest.mark.parametrize("name", ["kernel-heartbeat", "avgshedder-cpu-spike"])
+def test_a_mesh_of_one_worker_process_gives_the_in_process_trace(tmp_path, name):
+    assert_same_run(run(tmp_path, name, "inproc"), run(tmp_path, name, "procs:1"), f"{name}: procs:1")
 
 
 @pytest.mark.parametrize("name", ["kernel-heartbeat", "lookup-storm-broker-crash"])
@@ -50,3 +74,25 @@ def test_hash_placement_over_processes_gives_the_same_digest(tmp_path):
     three = execute(sc, tmp_path / "three", until=UNTIL, agents="procs:3")
     assert three.digest == ref.digest
     assert open_run(three.run_dir).compute_digest() == ref.digest
+
+
+def test_network_faults_give_the_same_dropped_messages_numbered_the_same_way_in_worker_processes(tmp_path):
+    # Worker processes route their own agents' messages: the drops of several workers must be numbered as the
+    # in-process coordinator numbers them, and delayed messages must arrive at the same times.
+    base = load_scenario("kernel-heartbeat", ["cluster.members=8"])
+    data = copy.deepcopy(base.data)
+    data["faults"] = [
+        *data.get("faults", []),
+        {"kind": "drop", "at": 10.0, "duration_s": 50.0, "between": [["member-[1357]"], ["*"]], "probability": 0.4},
+        {"kind": "partition", "at": 70.0, "duration_s": 10.0, "between": [["member-2", "member-4"], ["monitor"]]},
+        {"kind": "delay", "at": 85.0, "duration_s": 20.0, "between": [["*"], ["*"]], "extra_ms": 3.0},
+        {"kind": "drop", "at": 200.0, "duration_s": 10.0, "between": [["*"], ["*"]], "probability": 0.5},
+    ]
+    sc = validate_scenario(data, "kernel-heartbeat with network faults")
+    ref = execute(sc, tmp_path / "ref", until=UNTIL)
+    assert ref.manifest["stats"]["dropped"] > 20
+    ref_events = [e.as_dict() for e in open_run(ref.run_dir).events() if e.agent in ("network", "faults")]
+    for agents in ("procs:2", "procs:3"):
+        other = execute(sc, tmp_path / agents.replace(":", "-"), until=UNTIL, agents=agents)
+        assert_same_run(ref, other, agents)
+        assert [e.as_dict() for e in open_run(other.run_dir).events() if e.agent in ("network", "faults")] == ref_events

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+import os
+import select
+import time
 
 import msgpack
 import zmq
@@ -77,20 +80,39 @@ def test_garbage_and_oversized_frames_are_dropped_and_the_run_completes_with_the
     rogue.send(b"\xc1\xc1 definitely not msgpack")
     rogue.send(b"\x00" * 2_000_000)
     rogue.send(msgpack.packb([wire.PROTOCOL_VERSION + 1, wire.HELLO, 0, {}]))
-    rogue.send(wire.encode(wire.RESULT, 3, [[], 1.0, 0]))
+    rogue.send(wire.encode(wire.DONE, 3, {}))
     rogue.send_multipart([b"a", b"b"])
+    # the run itself takes a few milliseconds once its worker is there: let the coordinator see the rogue's
+    # five frames first (it logs each one it drops)
+    seen = _read_lines(coord, lambda line: "dropped frame" in line, 5, timeout_s=30)
     good = worker(port, server_pub, allowed_sec)
     try:
         out, err = coord.communicate(timeout=60)
     finally:
         rogue.close()
         ctx.term()
+    err = "".join(seen) + err
     assert coord.returncode == 0, err
     assert good.wait(timeout=30) == 0
     assert json.loads(out)["digest"] == reference_digest(tmp_path)
     dropped = json.loads((tmp_path / "run" / "manifest.json").read_text())["transport"]["dropped_frames"]
     assert dropped == {"invalid": 2, "oversized": 1, "unknown peer": 1, "garbage": 1}
     assert "oversized: 2000000 bytes" in err and "unknown protocol version" in err
+
+
+def _read_lines(proc, wanted, count: int, timeout_s: float) -> list[str]:
+    """``proc``'s stderr up to the ``count``-th line that is ``wanted`` (fails after ``timeout_s``). Reads the raw
+    descriptor, so that nothing waits in the text wrapper's buffer for ``communicate`` to miss."""
+    text = ""
+    fd = proc.stderr.fileno()
+    deadline = time.monotonic() + timeout_s
+    while sum(1 for line in text.splitlines() if wanted(line)) < count:
+        left = deadline - time.monotonic()
+        assert left > 0 and select.select([fd], [], [], left)[0], text
+        chunk = os.read(fd, 65536)
+        assert chunk, text
+        text += chunk.decode()
+    return [text]
 
 
 def test_two_insecure_tcp_workers_give_the_in_process_digest_of_a_pulsar_scenario(tmp_path):
@@ -106,3 +128,19 @@ def test_two_insecure_tcp_workers_give_the_in_process_digest_of_a_pulsar_scenari
     assert json.loads(out)["digest"] == ref.digest
     assert sorted(json.loads((tmp_path / "run" / "manifest.json").read_text())["events"]["writers"]) == \
         ["net", "w000", "w001"]
+
+
+def test_two_curve_workers_exchange_their_windows_encrypted_and_give_the_in_process_digest(tmp_path):
+    # the workers' mesh is CurveZMQ too, with a key pair the coordinator makes for the run
+    server_pub, server_sec, allow, allowed_sec, _ = keys(tmp_path)
+    port = free_port()
+    coord = clusteremu("run", "avgshedder-homogeneous", "--until", "120", "--quiet", "--format", "json",
+                       "--agents", "tcp", "--bind", f"tcp://127.0.0.1:{port}", "--expect", "2",
+                       "--server-key", str(server_sec), "--allow", str(allow), "--join-timeout", "60",
+                       "--out", str(tmp_path / "run"))
+    workers = [worker(port, server_pub, allowed_sec) for _ in range(2)]
+    out, err = coord.communicate(timeout=90)
+    assert coord.returncode == 0, err
+    assert [w.wait(timeout=30) for w in workers] == [0, 0]
+    ref = execute(load_scenario("avgshedder-homogeneous"), tmp_path / "ref", until=120)
+    assert json.loads(out)["digest"] == ref.digest
