@@ -26,7 +26,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 from clusteremu.base.errors import InputError
 from clusteremu.emulator import systems
@@ -252,6 +252,52 @@ class RuleRating:
 
     def strategy_label(self, scenario: Mapping[str, Any]) -> str:
         return self.label(scenario)
+
+
+def pooled_weighted(runs: Iterable[RunSummary], value: str, weight: str) -> float | None:
+    """Σ value × weight / Σ weight over the runs that have both figures (a per-run mean pooled over its items)."""
+    num = den = 0.0
+    for r in runs:
+        v, w = r.figure(value), r.figure(weight)
+        if v is None or w is None or w <= 0 or math.isnan(v):
+            continue
+        num, den = num + v * w, den + w
+    return num / den if den else None
+
+
+def pooled_ratio(runs: Iterable[RunSummary], num: str, den: str, scale: float = 100.0) -> float | None:
+    """scale × Σ num / Σ den over the runs that have both figures (0 when every denominator is 0)."""
+    pairs = [(r.figure(num), r.figure(den)) for r in runs]
+    pairs = [(n, d) for n, d in pairs if n is not None and d is not None]
+    if not pairs:
+        return None
+    total = sum(d for _n, d in pairs)
+    return scale * sum(n for n, _d in pairs) / total if total else 0.0
+
+
+def mean_figure(runs: Iterable[RunSummary], path: str) -> float | None:
+    """The mean of a figure over the runs that have it (None when none has)."""
+    values = [v for v in (r.figure(path) for r in runs) if v is not None and not math.isnan(v)]
+    return sum(values) / len(values) if values else None
+
+
+def grade_groups(groups: Sequence[Group], model: str, rules: CriteriaRules,
+                 figures: Mapping[str, Callable[[Sequence[RunSummary]], float | None]]) -> list[dict[str, Any]]:
+    """One rating row per group, ``{"strategy", "criteria": {name: {"grade", "figure", "unit"}}}``: each criterion
+    graded on the figure ``figures[name]`` computes from the group's runs of ``model`` that the criterion selects;
+    a criterion without a figure is left out of the row."""
+    rows = []
+    for g in groups:
+        mine = [r for r in g.runs if r.model == model]
+        criteria: dict[str, Any] = {}
+        for name, crit in rules.criteria().items():
+            runs = [r for r in mine if crit.selects(r.name)]
+            figure = figures[name](runs) if runs else None
+            if figure is None or math.isnan(figure):
+                continue
+            criteria[name] = {"grade": crit.grade(figure), "figure": figure, "unit": crit.unit}
+        rows.append({"strategy": g.label, "criteria": criteria})
+    return rows
 
 
 def rating_for(model: str) -> Rating | None:

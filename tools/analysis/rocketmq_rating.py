@@ -27,7 +27,16 @@ from dataclasses import dataclass, fields
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from clusteremu.strategies.rocketmq.registry import simple_name
-from clusteremu.tools.compare import Criterion, Group, RuleRating, RunSummary
+from clusteremu.tools.compare import (
+    Criterion,
+    Group,
+    RuleRating,
+    RunSummary,
+    grade_groups,
+    mean_figure,
+    pooled_ratio,
+    pooled_weighted,
+)
 
 from .runs import short_class_name
 
@@ -72,58 +81,22 @@ def per_hour(runs: Iterable[RunSummary], path: str) -> float | None:
     return num / den if den > 0 else None
 
 
-def _weighted(runs: Iterable[RunSummary], value: str, weight: str) -> float | None:
-    """Σ value × weight / Σ weight over the runs that have both (a per-run mean pooled over its items)."""
-    num = den = 0.0
-    for r in runs:
-        v, w = r.figure(value), r.figure(weight)
-        if v is None or w is None or w <= 0 or math.isnan(v):
-            continue
-        num, den = num + v * w, den + w
-    return num / den if den else None
-
-
-def _ratio(runs: Iterable[RunSummary], num: str, den: str, scale: float = 100.0) -> float | None:
-    pairs = [(r.figure(num), r.figure(den)) for r in runs]
-    pairs = [(n, d) for n, d in pairs if n is not None and d is not None]
-    if not pairs:
-        return None
-    total = sum(d for _n, d in pairs)
-    return scale * sum(n for n, _d in pairs) / total if total else 0.0
-
-
-def _mean(runs: Iterable[RunSummary], path: str) -> float | None:
-    values = [v for v in (r.figure(path) for r in runs) if v is not None and not math.isnan(v)]
-    return sum(values) / len(values) if values else None
-
-
 #: How each criterion's figure is computed from a group's RocketMQ runs.
 FIGURES: dict[str, Callable[[Sequence[RunSummary]], float | None]] = {
     "overlap": lambda runs: per_hour(runs, "overlap.after_start_s"),
     "orphan": lambda runs: per_hour(runs, "orphan.after_start_s"),
-    "duplicates": lambda runs: _ratio(runs, "duplicates.total", "duplicates.consumed"),
-    "time_to_stable": lambda runs: _weighted(runs, "changes.wait_s_mean", "changes.count"),
-    "moves": lambda runs: _weighted(runs, "changes.net_moved_pct_mean", "changes.count"),
-    "lag": lambda runs: _mean(runs, "lag.p99_s"),
-    "skew": lambda runs: _mean(runs, "skew.final.excess"),
+    "duplicates": lambda runs: pooled_ratio(runs, "duplicates.total", "duplicates.consumed"),
+    "time_to_stable": lambda runs: pooled_weighted(runs, "changes.wait_s_mean", "changes.count"),
+    "moves": lambda runs: pooled_weighted(runs, "changes.net_moved_pct_mean", "changes.count"),
+    "lag": lambda runs: mean_figure(runs, "lag.p99_s"),
+    "skew": lambda runs: mean_figure(runs, "skew.final.excess"),
 }
 
 
 def rate(groups: Sequence[Group], rules: RatingRules = RatingRules()) -> list[dict[str, Any]]:
     """One row per group, ``{"strategy", "criteria": {name: {"grade", "figure", "unit"}}}``, from its RocketMQ
     runs that the criterion selects; a criterion without a figure is left out of the row."""
-    rows = []
-    for g in groups:
-        runs_of = [r for r in g.runs if r.model == MODEL]
-        criteria: dict[str, Any] = {}
-        for name, crit in rules.criteria().items():
-            runs = [r for r in runs_of if crit.selects(r.name)]
-            figure = FIGURES[name](runs) if runs else None
-            if figure is None or math.isnan(figure):
-                continue
-            criteria[name] = {"grade": crit.grade(figure), "figure": figure, "unit": crit.unit}
-        rows.append({"strategy": g.label, "criteria": criteria})
-    return rows
+    return grade_groups(groups, MODEL, rules, FIGURES)
 
 
 def _table(scenario: Mapping[str, Any], key: str) -> Mapping[str, Any]:

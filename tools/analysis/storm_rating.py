@@ -19,13 +19,20 @@ Components: :class:`RatingRules`, :data:`FIGURES` (criterion → its figure over
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from clusteremu.strategies.storm.config import DEFAULTS, RESOURCE_AWARE_SCHEDULER_PRIORITY_STRATEGY, TOPOLOGY_SCHEDULER_STRATEGY
 from clusteremu.strategies.storm.registry import EVICTION_STRATEGY_KEY
-from clusteremu.tools.compare import Criterion, Group, RuleRating, RunSummary
+from clusteremu.tools.compare import (
+    Criterion,
+    Group,
+    RuleRating,
+    RunSummary,
+    grade_groups,
+    pooled_ratio,
+    pooled_weighted,
+)
 
 from .runs import short_class_name
 
@@ -49,28 +56,6 @@ class RatingRules:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def _weighted(runs: Iterable[RunSummary], value: str, weight: str) -> float | None:
-    """Σ value × weight / Σ weight over the runs that have both (a per-run mean pooled over its items)."""
-    num = den = 0.0
-    for r in runs:
-        v, w = r.figure(value), r.figure(weight)
-        if v is None or w is None or w <= 0 or math.isnan(v):
-            continue
-        num += v * w
-        den += w
-    return num / den if den else None
-
-
-def _ratio(runs: Iterable[RunSummary], num: str, den: str, scale: float = 100.0) -> float | None:
-    """scale × Σ num / Σ den over the runs that have both (0 when every denominator is 0)."""
-    pairs = [(r.figure(num), r.figure(den)) for r in runs]
-    pairs = [(n, d) for n, d in pairs if n is not None and d is not None]
-    if not pairs:
-        return None
-    total = sum(d for _n, d in pairs)
-    return scale * sum(n for n, _d in pairs) / total if total else 0.0
-
-
 def guarantee_violations(runs: Iterable[RunSummary]) -> float | None:
     """Evictions from another user within their guarantee, summed over the runs whose scenario has user pools
     (None when none has)."""
@@ -82,29 +67,18 @@ def guarantee_violations(runs: Iterable[RunSummary]) -> float | None:
 
 #: How each criterion's figure is computed from a group's Storm runs.
 FIGURES: dict[str, Callable[[Sequence[RunSummary]], float | None]] = {
-    "time_to_schedule": lambda runs: _weighted(runs, "schedule.wait_s_mean", "schedule.topologies"),
-    "failures": lambda runs: _ratio(runs, "failures.topology_rounds", "failures.topology_rounds_total"),
-    "evictions": lambda runs: _ratio(runs, "evictions.count", "schedule.topologies"),
+    "time_to_schedule": lambda runs: pooled_weighted(runs, "schedule.wait_s_mean", "schedule.topologies"),
+    "failures": lambda runs: pooled_ratio(runs, "failures.topology_rounds", "failures.topology_rounds_total"),
+    "evictions": lambda runs: pooled_ratio(runs, "evictions.count", "schedule.topologies"),
     "guarantee": guarantee_violations,
-    "network": lambda runs: _weighted(runs, "network.same_node.mean", "network.topologies"),
+    "network": lambda runs: pooled_weighted(runs, "network.same_node.mean", "network.topologies"),
 }
 
 
 def rate(groups: Sequence[Group], rules: RatingRules = RatingRules()) -> list[dict[str, Any]]:
     """One row per group, ``{"strategy", "criteria": {name: {"grade", "figure", "unit"}}}``, from its Storm runs
     that the criterion selects; a criterion without a figure is left out of the row."""
-    rows = []
-    for g in groups:
-        storm = [r for r in g.runs if r.model == MODEL]
-        criteria: dict[str, Any] = {}
-        for name, crit in rules.criteria().items():
-            runs = [r for r in storm if crit.selects(r.name)]
-            figure = FIGURES[name](runs) if runs else None
-            if figure is None or math.isnan(figure):
-                continue
-            criteria[name] = {"grade": crit.grade(figure), "figure": figure, "unit": crit.unit}
-        rows.append({"strategy": g.label, "criteria": criteria})
-    return rows
+    return grade_groups(groups, MODEL, rules, FIGURES)
 
 
 def _named(scenario: Mapping[str, Any], table_key: str, conf_key: str) -> Any:
