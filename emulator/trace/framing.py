@@ -41,8 +41,10 @@ class FrameProblem:
 
 def read_header(buf: bytes | memoryview) -> tuple[dict, int]:
     """Parse the header; return (meta, offset of the first record). Raises ValueError when damaged."""
-    if bytes(buf[: len(MAGIC)]) != MAGIC:
-        raise ValueError("not a clusteremu segment (bad magic)")
+    head = bytes(buf[: len(MAGIC)])
+    if head != MAGIC:
+        # A file cut inside its magic (a writer killed just after creating it) is a torn tail, not a foreign file.
+        raise ValueError("truncated header" if MAGIC.startswith(head) else "not a clusteremu segment (bad magic)")
     if len(buf) < len(MAGIC) + 4:
         raise ValueError("truncated header")
     (n,) = _HDR.unpack_from(buf, len(MAGIC))

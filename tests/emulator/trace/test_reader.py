@@ -86,6 +86,17 @@ def test_a_damaged_header_and_garbage_payload_are_reported(tmp_path):
     assert "bad magic" in reasons and "undecodable" in reasons
 
 
+@pytest.mark.parametrize("cut", [0, 4])
+def test_a_segment_cut_inside_its_magic_is_a_truncated_header_not_a_foreign_file(tmp_path, cut):
+    # a writer killed right after creating its next segment leaves an empty file or part of the magic
+    run_dir = make_run(tmp_path)
+    segs = sorted((run_dir / "events").glob("w001-*.seg"))
+    segs[-1].write_bytes(segs[-1].read_bytes()[:cut])
+    run = open_run(run_dir)
+    list(run.events())
+    assert [p.reason for p in run.problems if p.file.endswith(segs[-1].name)] == ["truncated header"]
+
+
 def test_missing_manifest_means_incomplete(tmp_path):
     run_dir = make_run(tmp_path)
     (run_dir / "manifest.json").unlink()
