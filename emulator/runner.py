@@ -173,6 +173,8 @@ def execute(
         if net_writer is not None:
             net_writer.close()
         manifest["failure"] = str(err) or type(err).__name__
+        if zmq_workers is not None:
+            manifest["transport"] = zmq_workers.report()  # who was refused before the run failed
         write_manifest(run_dir, manifest)
         raise
     finally:
@@ -189,7 +191,7 @@ def execute(
     }
     manifest["stats"] = asdict(stats)
     if zmq_workers is not None:
-        manifest["transport"] = {"endpoint": zmq_workers.hub.endpoint, "dropped_frames": dict(zmq_workers.hub.dropped)}
+        manifest["transport"] = zmq_workers.report()
         if mesh is not None:
             manifest["transport"]["mesh"] = mesh.report
     write_manifest(run_dir, manifest)

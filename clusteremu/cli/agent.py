@@ -37,10 +37,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def agent(args: argparse.Namespace) -> int:
     if args.action == "keygen":
-        from clusteremu.emulator.transport.curve import keygen
+        import zmq.auth
+
+        from clusteremu.emulator.transport.curve import key_id, keygen
 
         public, secret = keygen(args.out, args.name)
-        print(f"public key {public} (give it to the coordinator's --allow directory or use as --server-key)")
+        kid = key_id(zmq.auth.load_certificate(str(public))[0])
+        print(f"public key {public}, key id {kid} (give it to the coordinator's --allow directory or use as "
+              f"--server-key; logs name the key by its id)")
         print(f"secret key {secret} (keep it private)")
         return 0
     if not args.connect:

@@ -10,7 +10,9 @@ Modules: ``inproc`` (workers in the coordinator's process), ``mesh`` (the window
 ``peers`` (the mesh's sockets: Unix stream sockets for ``procs:N``, ZeroMQ for ``tcp``), ``wire`` (the versioned
 msgpack frames), ``hub`` (the coordinator's ROUTER socket, liveness and ``ZmqLink``), ``launch`` (spawning
 ``procs:N`` workers over ipc or admitting ``tcp`` workers), ``agent_process`` (the worker process),
-``curve`` (CurveZMQ keys). See ``docs/wire-protocol.md``.
+``curve`` (CurveZMQ keys, key ids, the ZAP handler), ``monitor`` (the socket monitor that turns failed handshakes
+into refusals), ``refusals`` (the refusal reasons, peer names, the ledger that logs each refusal once and counts
+it). See ``docs/wire-protocol.md``.
 """
 from .base import WorkerLink
 from .inproc import InprocLink

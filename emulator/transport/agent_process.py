@@ -30,6 +30,7 @@ from ..worker import Worker
 from . import wire
 from .mesh import LoopStats, SoloExchange, WindowLoop
 from .peers import UNIX, Stopped, Throttle, UnixExchange, Unsendable, ZmqExchange, bind_inbox
+from .refusals import Refusals
 
 log = logging.getLogger("clusteremu.agent")
 
@@ -141,15 +142,17 @@ class _Share:
     inbox: zmq.Socket | socket.socket
     endpoint: str
     curve: tuple[bytes, bytes] | None
+    refusals: Refusals
     auth: Any = None
 
     def close(self) -> None:
+        if self.auth is not None:
+            self.auth.stop()  # its thread reads the inbox's monitor: stop it before the inbox closes
         if isinstance(self.inbox, zmq.Socket):
             self.inbox.close(linger=0)
         else:
             self.inbox.close()
-        if self.auth is not None:
-            self.auth.stop()
+        self.refusals.summarise()
 
 
 def serve(opts: AgentOptions) -> int:
@@ -192,7 +195,7 @@ def serve(opts: AgentOptions) -> int:
                 done = {"windows": stats.windows, "messages": stats.messages, "dropped": stats.dropped,
                         "events": stats.events, "virtual_time": stats.virtual_time, "drops": stats.drops,
                         "frames": stats.frames, "bytes": stats.bytes, "advance_s": stats.advance_s,
-                        "exchange_s": stats.exchange_s, "loop_s": stats.loop_s}
+                        "exchange_s": stats.exchange_s, "loop_s": stats.loop_s, "refused": stats.refused}
                 try:
                     reply = wire.encode(wire.DONE, call, done)
                 except (TypeError, ValueError, OverflowError) as err:
@@ -257,8 +260,9 @@ def _build(ctx: zmq.Context, body: dict[str, Any], opts: AgentOptions) -> _Share
     loop = WindowLoop(worker, network_for(data, body["seed"], model), owner, me, len(placement), body["until"])
     mesh = body["mesh"]
     curve = (bytes(mesh["public"]), bytes(mesh["secret"])) if mesh.get("public") else None
-    inbox, endpoint, auth = bind_inbox(ctx, mesh.get("bind"), opts.connect, curve, opts.max_frame_bytes)
-    return _Share(worker, loop, inbox, endpoint, curve, auth)
+    refusals = Refusals(logging.getLogger("clusteremu.mesh"), f"worker {me}'s mesh inbox")
+    inbox, endpoint, auth = bind_inbox(ctx, mesh.get("bind"), opts.connect, curve, opts.max_frame_bytes, refusals)
+    return _Share(worker, loop, inbox, endpoint, curve, refusals, auth)
 
 
 def _run_windows(ctx: zmq.Context, main: zmq.Socket, share: _Share, body: dict[str, Any],
@@ -283,9 +287,10 @@ def _run_windows(ctx: zmq.Context, main: zmq.Socket, share: _Share, body: dict[s
                                 throttle)
     else:
         exchange = ZmqExchange(ctx, loop.me, endpoints, share.inbox, main, share.curve, opts.max_frame_bytes,
-                               int(opts.timeout_s * 1000), throttle)
+                               int(opts.timeout_s * 1000), throttle, share.refusals)
     loop.run(exchange)
     stats.frames, stats.bytes = exchange.frames_sent, exchange.bytes_sent
+    stats.refused = share.refusals.counts()
     return stats, exchange
 
 

@@ -7,7 +7,11 @@ to the calls it made, keeps each worker's latest progress note, answers nothing 
 and fails the run (:class:`~clusteremu.base.errors.RunFailure`) as soon as a worker is dead or has been silent
 longer than the timeout.
 Frames that break the protocol — garbage, oversized, another version, unknown peers, replies to calls never made
-— are logged, counted in ``dropped`` and otherwise ignored.
+— are refused: counted in ``dropped`` (by frame fault, the manifest's ``transport.dropped_frames``) and in
+``refusals`` (by reason, ``transport.refused_peers``), the first of each host and reason logged, and otherwise
+ignored. On tcp a :class:`~clusteremu.emulator.transport.monitor.ConnectionWatch` also refuses the connections
+that fail their handshake (no CURVE, unknown key, bad handshake), and every peer is named by address and key id
+(:class:`~clusteremu.emulator.transport.refusals.PeerName`), never by its identity bytes.
 """
 from __future__ import annotations
 
@@ -25,6 +29,8 @@ from clusteremu.base.errors import RunFailure
 from ..trace.writer import WriterSummary
 from . import wire
 from .mesh import LoopStats
+from .monitor import ConnectionWatch
+from .refusals import PeerName, Refusals, peer_address
 
 log = logging.getLogger("clusteremu.hub")
 
@@ -57,11 +63,18 @@ class _Peer:
     finished: bool = False  # it sent its trace summary and may exit: no longer watched
     progress: Any = None  # its latest progress note during the windows: [virtual_time, windows, events]
     mesh: str = ""  # the endpoint of its mesh inbox (from its ready)
+    name: PeerName | None = None  # its main connection's address and key id
+    #: the descriptor each of its identities (main, heartbeat) last arrived on: another one is a new connection
+    fds: dict[bytes, int] = field(default_factory=dict)
+    lost_at: float | None = None  # when a connection of it closed before it finished (tcp)
+    lost_logged: bool = False
 
     def describe(self) -> str:
         shown = ", ".join(self.agents[:8])
         more = f" and {len(self.agents) - 8} more" if len(self.agents) > 8 else ""
-        return f"worker {self.worker_id} (pid {self.pid} on {self.host}; agents {shown}{more})"
+        # a local worker's address (ipc pid N) says nothing its pid does not
+        where = f", {self.name}" if self.name is not None and not self.name.address.startswith("ipc") else ""
+        return f"worker {self.worker_id} (pid {self.pid} on {self.host}{where}; agents {shown}{more})"
 
 
 class Hub:
@@ -72,10 +85,17 @@ class Hub:
         self.sock.linger = 0
         self.sock.router_handover = True
         self._auth = secure(self.ctx, self.sock) if secure is not None else None
-        self.sock.bind(endpoint)
-        self.endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.refusals = Refusals(log, "the coordinator")
         self._poller = zmq.Poller()
         self._poller.register(self.sock, zmq.POLLIN)
+        #: tcp: who connects and who is refused during the handshake (the ipc socket is private to the run)
+        self.watch: ConnectionWatch | None = None
+        if endpoint.startswith("tcp://"):
+            self.watch = ConnectionWatch(self.sock, self.refusals, curve=secure is not None, zap=self._auth,
+                                         on_lost=self._lost)
+            self._poller.register(self.watch.monitor, zmq.POLLIN)
+        self.sock.bind(endpoint)
+        self.endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
         self.peers: dict[bytes, _Peer] = {}
         self.dropped: Counter[str] = Counter()
         self._calls = 0
@@ -143,52 +163,88 @@ class Hub:
         self._liveness()
 
     def _drain(self) -> bool:
-        """Receive every frame already queued; whether there was one."""
+        """Receive every frame already queued (and, on tcp, every monitor event); whether there was one."""
         recv, got = self.sock.recv_multipart, False
+        if self.watch is not None:
+            got = self.watch.pump()
         while True:
             try:
-                frames = recv(zmq.NOBLOCK)
+                frames = recv(zmq.NOBLOCK, copy=False)
             except zmq.Again:
                 return got
             got = True
             self._receive(frames)
 
-    def _drop(self, why: str, identity: bytes) -> None:
-        self.dropped[why.split(":")[0]] += 1
-        log.warning("dropped frame from %r: %s", identity[:40], why)
+    def _refuse(self, dropped: str, reason: str, detail: str, name: PeerName) -> None:
+        """Drop a frame: ``dropped`` is its fault in the manifest's ``dropped_frames`` (kept for older readers),
+        ``reason`` its refusal reason (``refused_peers``)."""
+        self.dropped[dropped] += 1
+        self.refusals.refuse(name, reason, detail)
 
-    def _receive(self, frames: list[bytes]) -> None:
+    def _name(self, identity: bytes, frame: zmq.Frame) -> tuple[PeerName, int]:
+        """The sender of ``frame`` (which arrived for ``identity``) by address and key id, and its descriptor."""
+        try:
+            fd = frame.get(zmq.SRCFD)
+        except zmq.ZMQError:
+            return PeerName("unknown address"), -1
+        address = self.watch.seen(fd) if self.watch is not None else peer_address(fd)
+        try:
+            kid = frame.get("User-Id") or None  # set by the ZAP handler to the key id (CurveZMQ only)
+        except zmq.ZMQError:
+            kid = None
+        return PeerName(address, kid), fd
+
+    def _receive(self, raw: list[zmq.Frame]) -> None:
         now = time.monotonic()
-        identity = frames[0]
-        if len(frames) != 2:
-            self._drop(f"garbage: {len(frames) - 1} frames instead of one", identity)
+        identity = raw[0].bytes
+        is_hb = identity.endswith(HB_SUFFIX)
+        peer = self.peers.get(identity[: -len(HB_SUFFIX)] if is_hb else identity)
+        if peer is not None and raw[-1].get(zmq.SRCFD) == peer.fds.get(identity):
+            name = peer.name
+        else:
+            name, fd = self._name(identity, raw[-1])
+            if peer is not None:
+                self._moved(peer, identity, fd, name)
+        if len(raw) != 2:
+            self._refuse("garbage", "malformed_frame", f"{len(raw) - 1} frames instead of one", name)
             return
-        payload = frames[1]
+        payload = raw[1].bytes
         if len(payload) > self.opts.max_frame_bytes:
-            self._drop(f"oversized: {len(payload)} bytes > maximum {self.opts.max_frame_bytes}", identity)
+            self._refuse("oversized", "oversized", f"{len(payload)} bytes > maximum {self.opts.max_frame_bytes}",
+                         name)
             return
         try:
             kind, call, body = wire.decode(payload, wire.TO_COORDINATOR, self.opts.max_frame_bytes)
         except wire.WireError as err:
-            self._drop(f"invalid: {err}", identity)
+            self._refuse("invalid", "wrong_protocol" if err.version_mismatch else "malformed_frame", str(err), name)
             return
-        is_hb = identity.endswith(HB_SUFFIX)
-        peer = self.peers.get(identity[: -len(HB_SUFFIX)] if is_hb else identity)
         if kind == wire.HELLO and not is_hb:
-            if (peer is not None or not isinstance(body, dict) or body.get("protocol") != wire.PROTOCOL_VERSION
-                    or not isinstance(body.get("pid"), int) or not isinstance(body.get("host"), str)):
-                self._drop("unexpected hello: duplicate or malformed", identity)
+            if peer is not None:
+                self._refuse("unexpected hello", "duplicate_hello", f"{peer.describe()} said hello again", name)
+                return
+            if not isinstance(body, dict):
+                self._refuse("unexpected hello", "malformed_frame", "a hello whose body is not a map", name)
+                return
+            if body.get("protocol") != wire.PROTOCOL_VERSION:
+                self._refuse("unexpected hello", "wrong_protocol", f"its hello speaks protocol "
+                             f"{str(body.get('protocol'))[:20]} (this side speaks {wire.PROTOCOL_VERSION})", name)
+                return
+            if not isinstance(body.get("pid"), int) or not isinstance(body.get("host"), str):
+                self._refuse("unexpected hello", "malformed_frame", "a hello without an integer pid and a host",
+                             name)
                 return
             if len(self.peers) >= self.capacity:
-                self._drop("unexpected hello: the run already has its workers", identity)
+                self._refuse("unexpected hello", "run_full", f"--expect {self.capacity} workers have joined", name)
                 self.sock.send_multipart([identity, wire.encode(wire.STOP, 0, {"reason": "the run is full"})])
                 return
-            self.peers[identity] = _Peer(identity, body["pid"], body["host"][:200], now)
+            peer = _Peer(identity, body["pid"], body["host"][:200], now, name=name)
+            peer.fds[identity] = fd
+            self.peers[identity] = peer
             return
         if peer is None and is_hb and kind == wire.HEARTBEAT:
             return  # a worker's heartbeat socket may connect before its hello arrives on the main one
         if peer is None:
-            self._drop(f"unknown peer: {kind} from a worker that never said hello", identity)
+            self._refuse("unknown peer", "unknown_worker", f"a {kind} from a peer that never said hello", name)
             return
         peer.last_seen = now
         if kind == wire.HEARTBEAT:
@@ -197,11 +253,35 @@ class Hub:
             peer.progress = body  # the latest of its notes; checked when the coordinator reads it
             return
         if call == 0 or call != peer.call or peer.reply is not None:
-            self._drop(f"unknown call: {kind} answers call {call}, which was never made or is already answered", identity)
+            self._refuse("unknown call", "unknown_call", f"a {kind} from {peer.describe()} answers call {call}, "
+                         f"which was never made or is already answered", name)
             return
         peer.reply = (kind, body)
         if kind == wire.FINISHED:
             peer.finished = True
+
+    def _moved(self, peer: _Peer, identity: bytes, fd: int, name: PeerName) -> None:
+        """A joined worker's identity arrives on another connection: its own reconnection (same host and key;
+        ZeroMQ reconnects by itself after a network failure), or another peer that took its identity over (the
+        socket hands an identity to its newest connection), which ends the run: the worker's calls would go to
+        the newcomer."""
+        old = peer.fds.get(identity)
+        peer.fds[identity] = fd
+        if old is None:
+            return  # the first frame of its heartbeat connection
+        if peer.name is not None and (name.host != peer.name.host or name.key_id != peer.name.key_id):
+            self.refusals.refuse(name, "identity_taken", f"it claims the identity of {peer.describe()}")
+            raise RunFailure(f"{peer.describe()}: its identity was taken over by {name}")
+        log.warning("%s reconnected from %s", peer.describe(), name)
+        if identity == peer.identity:
+            peer.name = name
+        peer.lost_at = None
+
+    def _lost(self, fd: int) -> None:
+        """The watch saw a connection that completed its handshake close: if it was a worker's, note when."""
+        for peer in self.peers.values():
+            if fd in peer.fds.values() and not peer.finished and peer.lost_at is None:
+                peer.lost_at = time.monotonic()
 
     def _liveness(self) -> None:
         now = time.monotonic()
@@ -216,10 +296,18 @@ class Hub:
                 code = peer.process.returncode
                 how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
                 raise RunFailure(f"{peer.describe()} {how}")
+            gone = ""
+            if peer.lost_at is not None:
+                gone = f"; its connection closed {now - peer.lost_at:.1f} s ago"
+                # a worker's last frames are read after its close may be seen: say it once it stayed away
+                if not peer.lost_logged and now - peer.lost_at > self.opts.heartbeat_s:
+                    peer.lost_logged = True
+                    self.refusals.refuse(peer.name or PeerName("unknown address"), "disconnected",
+                                         f"{peer.describe()} closed its connection before it finished")
             silent = now - peer.last_seen
             if silent > self.opts.timeout_s:
                 raise RunFailure(f"{peer.describe()} has been silent for {silent:.1f} s "
-                                 f"(timeout {self.opts.timeout_s:g} s)")
+                                 f"(timeout {self.opts.timeout_s:g} s{gone})")
 
     def beat(self) -> None:
         """Between windows: send heartbeats and check liveness if a heartbeat period has passed."""
@@ -251,6 +339,10 @@ class Hub:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
+        if self.watch is not None:
+            self.watch.pump()  # the last refusals, then the repeats counted without a line of their own
+            self.watch.close()
+        self.refusals.summarise()
         self.sock.close(linger=0)
         if self._auth is not None:
             self._auth.stop()
@@ -284,10 +376,11 @@ class ZmqLink:
         """The worker's counts once its windows are over (after a ``run`` call)."""
         _, b = self.hub.wait(self.peer)
         try:
+            refused = {str(k): int(v) for k, v in dict(b.get("refused") or {}).items()}
             return LoopStats(int(b["windows"]), int(b["messages"]), int(b["dropped"]), int(b["events"]),
                              float(b["virtual_time"]), list(b["drops"]), int(b["frames"]), int(b["bytes"]),
-                             float(b["advance_s"]), float(b["exchange_s"]), float(b["loop_s"]))
-        except (TypeError, ValueError, KeyError) as err:
+                             float(b["advance_s"]), float(b["exchange_s"]), float(b["loop_s"]), refused)
+        except (TypeError, ValueError, KeyError, AttributeError) as err:
             raise self._malformed(wire.DONE, err) from None
 
     def finish(self) -> WriterSummary:

@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -45,6 +46,8 @@ class ZmqWorkers:
         self.kind = kind
         self._ipc_dir: str | None = None
         self._links: list[ZmqLink] = []
+        #: what the workers' mesh inboxes refused, by reason (from their ``done``)
+        self._mesh_refused: Counter[str] = Counter()
         #: tcp with CurveZMQ: the workers' mesh is encrypted too, with a key pair made for this run
         self._curve_mesh = kind == "tcp" and not opts.insecure
         if kind == "procs":
@@ -126,7 +129,18 @@ class ZmqWorkers:
                 except (TypeError, ValueError, IndexError):
                     continue  # some worker has not sent a (well-formed) note yet
                 progress(vt, windows, events)
-        return [link.done() for link in links]
+        results = [link.done() for link in links]
+        for r in results:
+            self._mesh_refused.update(r.refused)
+        return results
+
+    def report(self) -> dict[str, Any]:
+        """The manifest's ``transport``: the coordinator's endpoint, the frames it dropped by fault (as older
+        readers know them) and the peers refused by reason, at the coordinator and at the workers' inboxes."""
+        refused = Counter(self.hub.refusals.counts())
+        refused.update(self._mesh_refused)
+        return {"endpoint": self.hub.endpoint, "dropped_frames": dict(self.hub.dropped),
+                "refused_peers": dict(sorted(refused.items()))}
 
     def stop(self, reason: str) -> None:
         self.hub.stop(reason)

@@ -77,6 +77,8 @@ class LoopStats:
     advance_s: float = 0.0
     exchange_s: float = 0.0
     loop_s: float = 0.0
+    #: peers its mesh inbox refused, by reason (tcp; ``transport.refused_peers`` in the manifest)
+    refused: dict[str, int] = field(default_factory=dict)
 
 
 class WindowLoop:

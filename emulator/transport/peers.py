@@ -16,7 +16,8 @@ Components:
   call. While it waits the worker also reads its coordinator socket: ``stop`` ends the run (:class:`Stopped`).
 * :func:`mesh_keypair` and :func:`secure_inbox` / :func:`secure_push` — the run's CurveZMQ mesh key: the
   coordinator makes a fresh pair per run and sends it to the workers over their CURVE connection, so only the
-  run's workers can reach each other's inboxes.
+  run's workers can reach each other's inboxes. A peer refused by an inbox (no CURVE, another key, a failed
+  handshake) is logged once with its address and key id and counted (the worker reports its counts in ``done``).
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from urllib.parse import urlsplit
 import zmq
 
 from . import wire
+from .refusals import PeerName, Refusals
 
 log = logging.getLogger("clusteremu.mesh")
 
@@ -78,11 +80,11 @@ def _reachable_ip(coordinator: str) -> str:
 
 
 def bind_inbox(ctx: zmq.Context, bind: str | None, coordinator: str, curve: tuple[bytes, bytes] | None,
-               max_frame_bytes: int) -> tuple[zmq.Socket | socket.socket, str, object | None]:
+               max_frame_bytes: int, refusals: Refusals) -> tuple[zmq.Socket | socket.socket, str, object | None]:
     """Bind this worker's PULL socket; return it, the endpoint peers connect to, and the authenticator (if any).
 
     ``bind`` is the coordinator's choice (``unix:PATH`` in its private directory) or None: then a ZeroMQ tcp
-    port on the address that reaches the coordinator.
+    port on the address that reaches the coordinator. With ``curve``, the peers it refuses go to ``refusals``.
     """
     if bind is not None and bind.startswith(UNIX):
         path = bind[len(UNIX):]
@@ -96,7 +98,7 @@ def bind_inbox(ctx: zmq.Context, bind: str | None, coordinator: str, curve: tupl
     sock.setsockopt(zmq.MAXMSGSIZE, max_frame_bytes)
     auth = None
     if curve is not None:
-        auth = secure_inbox(ctx, sock, *curve)
+        auth = secure_inbox(ctx, sock, *curve, refusals)
     if bind is None:
         sock.bind(f"tcp://{_reachable_ip(coordinator)}:0")
     else:
@@ -106,17 +108,18 @@ def bind_inbox(ctx: zmq.Context, bind: str | None, coordinator: str, curve: tupl
     return sock, sock.getsockopt_string(zmq.LAST_ENDPOINT), auth
 
 
-def secure_inbox(ctx: zmq.Context, sock: zmq.Socket, public: bytes, secret: bytes) -> object:
-    """Make ``sock`` a CURVE server that admits only clients holding the run's mesh key."""
-    from zmq.auth.thread import ThreadAuthenticator
+def secure_inbox(ctx: zmq.Context, sock: zmq.Socket, public: bytes, secret: bytes, refusals: Refusals) -> object:
+    """Make ``sock`` a CURVE server that admits only clients holding the run's mesh key (``public``, Z85); the
+    handshakes it refuses go to ``refusals``."""
+    from .curve import ZapHandler
+    from .monitor import ConnectionWatch
 
-    class _OnlyTheRun:
-        def callback(self, domain: str, key: bytes) -> bool:
-            return key == public
-
-    auth = ThreadAuthenticator(ctx)
+    # The worker's thread reads the inbox only between windows and never claims connections by their frames,
+    # so only the refusals ZeroMQ states (mechanism, key, cryptography) are counted, not silent closes.
+    watch = ConnectionWatch(sock, refusals, curve=True, silent_closes=False)
+    auth = ZapHandler(ctx, public.__eq__, watch)
+    watch.zap = auth
     auth.start()
-    auth.configure_curve_callback(domain="*", credentials_provider=_OnlyTheRun())
     sock.curve_secretkey = secret
     sock.curve_publickey = public
     sock.curve_server = True
@@ -135,8 +138,9 @@ class ZmqExchange:
 
     def __init__(self, ctx: zmq.Context, me: int, endpoints: list[str], inbox: zmq.Socket, control: zmq.Socket,
                  curve: tuple[bytes, bytes] | None, max_frame_bytes: int, linger_ms: int,
-                 on_progress: Callable[[int], None] | None = None) -> None:
+                 on_progress: Callable[[int], None] | None = None, refusals: Refusals | None = None) -> None:
         self.me = me
+        self.refusals = refusals
         self.n = len(endpoints)
         self.inbox = inbox
         self.control = control
@@ -204,7 +208,13 @@ class ZmqExchange:
                 sender, c, msgs = body
                 c = float(c)
             except (wire.WireError, TypeError, ValueError) as err:
-                log.warning("dropped a mesh frame: %s", err)
+                # only an --insecure mesh lets a stranger's frame this far; its sender is not looked up on the
+                # windows' path (that would cost every frame a property read)
+                reason = "wrong_protocol" if getattr(err, "version_mismatch", False) else "malformed_frame"
+                if self.refusals is not None:
+                    self.refusals.refuse(PeerName("a peer of this inbox"), reason, f"a mesh frame: {err}")
+                else:
+                    log.warning("dropped a mesh frame: %s", err)
                 continue
             if w == window:
                 need -= 1

@@ -42,7 +42,12 @@ MESH = frozenset({WINDOW})
 
 
 class WireError(ValueError):
-    """A frame that breaks the protocol; the receiver logs it and drops the frame."""
+    """A frame that breaks the protocol; the receiver logs it and drops the frame. ``version_mismatch``: the
+    frame is well formed but of another protocol version (a peer of another release)."""
+
+    def __init__(self, message: str, version_mismatch: bool = False) -> None:
+        super().__init__(message)
+        self.version_mismatch = version_mismatch
 
 
 def encode(kind: str, call: int, body: Any) -> bytes:
@@ -62,9 +67,10 @@ def decode(frame: bytes, accepted: frozenset[str], max_bytes: int) -> tuple[str,
         raise WireError(f"not a [version, kind, call, body] frame: {type(obj).__name__}")
     version, kind, call, body = obj
     if version != PROTOCOL_VERSION:
-        raise WireError(f"unknown protocol version {version!r} (this side speaks {PROTOCOL_VERSION})")
+        raise WireError(f"unknown protocol version {str(version)[:20]} (this side speaks {PROTOCOL_VERSION})",
+                        version_mismatch=True)
     if kind not in accepted:
-        raise WireError(f"unexpected frame kind {kind!r}")
+        raise WireError(f"unexpected frame kind {str(kind)[:40]!r}")
     if not isinstance(call, int) or isinstance(call, bool):
         raise WireError(f"call id must be an integer, got {type(call).__name__}")
     return kind, call, body

@@ -1,4 +1,4 @@
-"""tcp workers on 127.0.0.1 with CurveZMQ: only allowed keys join; bad frames are dropped; the trace is the same."""
+"""tcp workers on 127.0.0.1 with CurveZMQ: only allowed keys join; bad frames are refused; the trace is the same."""
 from __future__ import annotations
 
 import json
@@ -63,6 +63,17 @@ def test_an_unauthenticated_worker_cannot_join_and_an_allowed_one_runs_the_scena
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["placement"]["workers"] == 1
     assert manifest["transport"]["dropped_frames"] == {}  # the intruders never got past the handshake
+    # ... but they were refused there: each retried for 3 s, and each reason was logged once with the address.
+    # The client without CURVE sees the mismatch too and hangs up: whichever side notices first, the coordinator
+    # says "no CURVE" or (the connection broke under it) "bad handshake".
+    refused = manifest["transport"]["refused_peers"]
+    assert refused["unknown_key"] >= 1 and refused.get("no_curve", 0) + refused.get("bad_handshake", 0) >= 1
+    assert set(refused) <= {"unknown_key", "no_curve", "bad_handshake"}
+    # (a connection ZeroMQ reset before the monitor read its accept has no address left: see test_refusals)
+    lines = [line for line in err.splitlines()
+             if "the coordinator refused 127.0.0.1:" in line or "the coordinator refused unknown address:" in line]
+    assert len(lines) == len(refused) and sum("unknown key" in line for line in lines) == 1
+    assert any("the coordinator refused 127.0.0.1:" in line and "unknown key" in line for line in lines)
 
 
 def test_garbage_and_oversized_frames_are_dropped_and_the_run_completes_with_the_right_digest(tmp_path):
@@ -83,8 +94,8 @@ def test_garbage_and_oversized_frames_are_dropped_and_the_run_completes_with_the
     rogue.send(wire.encode(wire.DONE, 3, {}))
     rogue.send_multipart([b"a", b"b"])
     # the run itself takes a few milliseconds once its worker is there: let the coordinator see the rogue's
-    # five frames first (it logs each one it drops)
-    seen = _read_lines(coord, lambda line: "dropped frame" in line, 5, timeout_s=30)
+    # five frames first (it logs the first of each reason: the two malformed frames make one line)
+    seen = _read_lines(coord, lambda line: "the coordinator refused 127.0.0.1:" in line, 4, timeout_s=30)
     good = worker(port, server_pub, allowed_sec)
     try:
         out, err = coord.communicate(timeout=60)
@@ -95,9 +106,12 @@ def test_garbage_and_oversized_frames_are_dropped_and_the_run_completes_with_the
     assert coord.returncode == 0, err
     assert good.wait(timeout=30) == 0
     assert json.loads(out)["digest"] == reference_digest(tmp_path)
-    dropped = json.loads((tmp_path / "run" / "manifest.json").read_text())["transport"]["dropped_frames"]
-    assert dropped == {"invalid": 2, "oversized": 1, "unknown peer": 1, "garbage": 1}
-    assert "oversized: 2000000 bytes" in err and "unknown protocol version" in err
+    transport = json.loads((tmp_path / "run" / "manifest.json").read_text())["transport"]
+    assert transport["dropped_frames"] == {"invalid": 2, "oversized": 1, "unknown peer": 1, "garbage": 1}
+    assert transport["refused_peers"] == {"malformed_frame": 2, "oversized": 1, "wrong_protocol": 1,
+                                          "unknown_worker": 1}
+    assert "oversized frame: 2000000 bytes" in err and "unknown protocol version" in err
+    assert "refused 1 more from 127.0.0.1 (malformed frame)" in err  # the repeat, summarised at the end
 
 
 def _read_lines(proc, wanted, count: int, timeout_s: float) -> list[str]:
@@ -144,3 +158,5 @@ def test_two_curve_workers_exchange_their_windows_encrypted_and_give_the_in_proc
     assert [w.wait(timeout=30) for w in workers] == [0, 0]
     ref = execute(load_scenario("avgshedder-homogeneous"), tmp_path / "ref", until=120)
     assert json.loads(out)["digest"] == ref.digest
+    # the workers reached each other's inboxes with the run's key: nobody refused
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["transport"]["refused_peers"] == {}
