@@ -2,10 +2,17 @@
 
 A sweep *point* is one run: a scenario (a file or a built-in name), the overrides of one grid combination, and a
 seed. Every combination is validated before anything runs, so a bad key or value is refused up front with the
-combination named. Points run either locally — in a process pool with a progress display — or, with a Spark
-master, each as a Spark task: the emulator runs inside the executor and writes its run into the sweep directory,
-which therefore must be a directory every executor sees at the same path (any local master; a shared
-filesystem on a cluster). The finished runs are then analysed in one Spark job and compared, seeds pooled.
+combination named. Points run either locally — in a pool of worker processes, one per core, with a progress
+display — or, with a Spark master, each as a Spark task: the emulator runs inside the executor and writes its
+run into the sweep directory, which therefore must be a directory every executor sees at the same path (any
+local master; a shared filesystem on a cluster). The finished runs are then analysed in one Spark job and
+compared, seeds pooled.
+
+Where the time goes (docs/performance.md, "The rating sweep"): with local runs the Spark session starts in a
+background thread while the runs execute, and warms its Python workers there, so that the analysis finds them
+ready. Each run's analysis (``summary.json`` and its tables) is written; its ``report.html`` only with
+``reports=True`` — rendering the plots of every run cost several times the rest of a sweep — and then in the
+worker pool.
 
 Run directories: ``OUT/<scenario>/<key=value,...>/seed-<n>`` (without the grid level when there is no grid).
 
@@ -14,15 +21,14 @@ them (a test checks that every scenario of every suite exists).
 """
 from __future__ import annotations
 
-import multiprocessing
-import os
 import re
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from itertools import product
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from clusteremu.base.errors import InputError
 from clusteremu.emulator import systems
@@ -155,6 +161,16 @@ def _safe(text: str) -> str:
 
 
 # -- planning --------------------------------------------------------------------------------------------------
+@lru_cache(maxsize=None)
+def scenario_file(scenario: str) -> str:
+    """The file of a scenario (a file or a built-in name), found once per process: finding a built-in name parses
+    every file of the library, which each of a sweep's runs would otherwise pay again. InputError as
+    :func:`clusteremu.scenarios.loader.resolve` raises it."""
+    from clusteremu.scenarios.loader import resolve
+
+    return str(resolve(scenario))
+
+
 def plan(
     scenarios: Sequence[str],
     grid: Sequence[tuple[str, Sequence[str]]],
@@ -177,7 +193,7 @@ def plan(
             pairs = tuple(zip(keys, combo))
             sets = [*overrides, *(f"{k}={v}" for k, v in pairs)]
             try:
-                loaded = load_scenario(scenario, sets)
+                loaded = load_scenario(scenario_file(scenario), sets)
             except InputError as err:
                 where = ", ".join(f"{k}={v}" for k, v in pairs) or "no grid override"
                 raise InputError(f"{scenario} ({where})", err.reason) from None
@@ -212,15 +228,11 @@ def run_point(point: Point, until: float | None = None, agents: str = "inproc") 
 
     start = time.perf_counter()
     try:
-        scenario = load_scenario(point.scenario, point.overrides)
+        scenario = load_scenario(scenario_file(point.scenario), point.overrides)
         result = execute(scenario, point.run_dir, seed=point.seed, until=until, agents=agents)
         return RunRecord(point, True, result.digest, result.manifest["events"]["count"], time.perf_counter() - start)
     except Exception as err:  # a sweep reports every failed point and carries on with the others
         return RunRecord(point, False, wall_s=time.perf_counter() - start, error=f"{type(err).__name__}: {err}")
-
-
-def _run_point_args(args: tuple[Point, float | None, str]) -> RunRecord:
-    return run_point(*args)
 
 
 def run_local(
@@ -232,24 +244,20 @@ def run_local(
     progress: bool = True,
 ) -> list[RunRecord]:
     """Run the points in a pool of ``jobs`` worker processes (default: one per core; 1 runs them in this
-    process), showing progress with rich when ``progress``; records in point order."""
-    jobs = max(1, jobs or os.cpu_count() or 1)
-    records: dict[int, RunRecord] = {}
-    if jobs == 1 or len(points) == 1:
-        with _progress(len(points), progress) as advance:
-            for i, p in enumerate(points):
-                records[i] = run_point(p, until, agents)
-                advance(records[i])
-        return [records[i] for i in range(len(points))]
-    # Fresh interpreters, not forks: the caller may hold a Spark gateway and its threads, which a fork would copy.
-    with ProcessPoolExecutor(max_workers=min(jobs, len(points)), mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(_run_point_args, (p, until, agents)): i for i, p in enumerate(points)}
-        with _progress(len(points), progress) as advance:
-            for fut in as_completed(futures):
-                i = futures[fut]
-                records[i] = fut.result()
-                advance(records[i])
-    return [records[i] for i in range(len(points))]
+    process), showing progress with rich when ``progress``; records in point order, the same whatever ``jobs``
+    (a run depends on its point only). A worker process that dies during a run fails that point only."""
+    from clusteremu.tools.pool import pool_map
+
+    with _progress(len(points), progress) as advance:
+        return pool_map(_run_task, [(p, until, agents) for p in points], jobs=jobs, done=advance, died=_died_run)
+
+
+def _run_task(task: tuple[Point, float | None, str]) -> RunRecord:
+    return run_point(*task)
+
+
+def _died_run(task: tuple[Point, float | None, str], reason: str) -> RunRecord:
+    return RunRecord(task[0], False, error=reason)
 
 
 class _progress:
@@ -299,15 +307,33 @@ def run_spark(spark: Any, points: Sequence[Point], *, until: float | None = None
 # -- the whole sweep -------------------------------------------------------------------------------------------
 @dataclass
 class SweepResult:
-    """The records of a sweep's runs and the comparison of those that finished."""
+    """The records of a sweep's runs, the comparison of those that finished, the wall time of each stage
+    (seconds, in the order they ran) and the reports that could not be rendered (run directory → error)."""
 
     out: Path
     records: list[RunRecord]
     comparison: dict[str, Any] = field(default_factory=dict)
+    stages: dict[str, float] = field(default_factory=dict)
+    report_errors: dict[str, str] = field(default_factory=dict)
 
     @property
     def failed(self) -> list[RunRecord]:
         return [r for r in self.records if not r.ok]
+
+
+class _Stages:
+    """Wall time per stage: ``with stages("runs"): ...``."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.times[name] = self.times.get(name, 0.0) + time.perf_counter() - start
 
 
 def sweep(
@@ -321,29 +347,70 @@ def sweep(
     by: str = "point",
     options: "AnalysisOptions | None" = None,
     progress: bool = True,
+    reports: bool = False,
 ) -> SweepResult:
     """Run ``points`` (locally, or as Spark tasks on ``spark_master``), analyse the runs that finished in one
-    Spark job (on ``spark_master``, else ``analysis_master``) and compare them grouped ``by`` (``point``: the
-    scenario and grid combination, seeds pooled; or any ``clusteremu compare --by`` key)."""
+    Spark job (on ``spark_master``, else ``analysis_master``), write each one's analysis (and, with
+    ``reports``, its ``report.html``) and compare them grouped ``by`` (``point``: the scenario and grid
+    combination, seeds pooled; or any ``clusteremu compare --by`` key)."""
     from clusteremu.tools.analysis import AnalysisOptions, analyze, write_analysis
     from clusteremu.tools.analysis.pipeline import ANALYSIS_DIR
     from clusteremu.tools.analysis.runs import open_run_info
     from clusteremu.tools.compare import comparison, group_runs, load_summaries
-    from clusteremu.tools.spark.session import spark_context
+    from clusteremu.tools.spark.session import BackgroundSession
 
+    stages = _Stages()
     out.mkdir(parents=True, exist_ok=True)
-    with spark_context(spark_master or analysis_master, app_name="clusteremu-sweep") as spark:
+    # Local runs leave the JVM free to start meanwhile; Spark tasks need it first.
+    with BackgroundSession(spark_master or analysis_master, app_name="clusteremu-sweep", warm=_warm) as starting:
         if spark_master:
-            records = run_spark(spark, points, until=until)
+            with stages("spark start"):
+                spark = starting.get()
+            with stages("runs"):
+                records = run_spark(spark, points, until=until)
         else:
-            records = run_local(points, jobs=jobs, until=until, progress=progress)
+            with stages("runs"):
+                records = run_local(points, jobs=jobs, until=until, progress=progress)
+            with stages("spark start (not hidden by the runs)"):
+                spark = starting.get()
         done = [r for r in records if r.ok]
         infos = [open_run_info(i, r.point.run_dir) for i, r in enumerate(done)]
-        analyses = analyze(spark, infos, options or AnalysisOptions()) if infos else []
-    for analysis in analyses:
-        write_analysis(analysis, Path(analysis.info.dir) / ANALYSIS_DIR)
-    summaries = load_summaries([r.point.run_dir for r in done], analyze_missing=False) if done else []
-    labels = {str(Path(r.point.run_dir)): r.point.label for r in done}
-    key: Any = (lambda s: labels[str(s.dir)]) if by == "point" else by
-    result = comparison(group_runs(summaries, key), by) if summaries else {"by": by, "groups": [], "rows": []}
-    return SweepResult(out, records, result)
+        with stages("analysis (one Spark job)"):
+            analyses = analyze(spark, infos, options or AnalysisOptions()) if infos else []
+    with stages("writing the analyses"):
+        dirs = [write_analysis(a, Path(a.info.dir) / ANALYSIS_DIR, report=False) for a in analyses]
+    report_errors: dict[str, str] = {}
+    if reports and dirs:
+        from clusteremu.tools.pool import pool_map
+
+        with stages("reports"):
+            errors = pool_map(_render_report, [str(d) for d in dirs], jobs=jobs, died=_died_report)
+        report_errors = {str(Path(d).parent): e for d, e in zip(dirs, errors) if e}
+    with stages("comparison and rating"):
+        summaries = load_summaries([r.point.run_dir for r in done], analyze_missing=False) if done else []
+        labels = {str(Path(r.point.run_dir)): r.point.label for r in done}
+        key: Any = (lambda s: labels[str(s.dir)]) if by == "point" else by
+        result = comparison(group_runs(summaries, key), by) if summaries else {"by": by, "groups": [], "rows": []}
+    return SweepResult(out, records, result, stages.times, report_errors)
+
+
+def _warm(spark: Any) -> None:
+    """Start the session's Python workers with the analysis modules imported, while the runs execute."""
+    from clusteremu.tools.spark.session import warm_python_workers
+
+    warm_python_workers(spark, ["clusteremu.tools.analysis.common"])
+
+
+def _render_report(analysis_dir: str) -> str:
+    """Render one run's report (in a pool worker): "" when done, else the error."""
+    from clusteremu.tools.report import render_report
+
+    try:
+        render_report(analysis_dir)
+    except Exception as err:  # one run's plot failing must not lose the others'
+        return f"{type(err).__name__}: {err}"
+    return ""
+
+
+def _died_report(analysis_dir: str, reason: str) -> str:
+    return f"rendering the report: {reason}"

@@ -1,7 +1,8 @@
 """``clusteremu sweep SCENARIO|--suite NAME --grid key=v1,v2 ... --seeds 1..N``: run the cross product of
 scenarios × grid overrides × seeds — locally with a progress display, or each run as a Spark task with
-``--spark MASTER`` — then analyse the runs and compare them (seeds pooled). Exit 1 when a run failed (the
-others are still analysed and compared), 2 on bad input, before anything runs.
+``--spark MASTER`` — then analyse the runs and compare them (seeds pooled). Each run's analysis is written to
+``RUN/analysis``; its ``report.html`` with ``--reports``. Exit 1 when a run failed (the others are still analysed
+and compared) or a report could not be rendered, 2 on bad input, before anything runs.
 """
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="group runs by: point (scenario and grid values, default), or any `compare --by` key")
     p.add_argument("--out", type=Path, default=None, help="sweep directory (default runs/sweep-<name>)")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="what to print (default table)")
+    p.add_argument("--reports", action="store_true",
+                   help="also render each run's report.html (plots; several times the rest of a sweep's time)")
     # The analysis options, for the runs analysed here.
     add_option_flags(p)
     p.set_defaults(func=run)
@@ -64,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     points = plan(scenarios, grid, seeds, out, args.overrides)
     show = args.format == "table" and sys.stderr.isatty()
     result = sweep(points, out, spark_master=args.spark, analysis_master=args.master, jobs=args.jobs,
-                   until=args.until, by=args.by, options=options, progress=show)
+                   until=args.until, by=args.by, options=options, progress=show, reports=args.reports)
     if args.format == "json":
         print(dumps({"out": str(out), "runs": [r.as_dict() for r in result.records], **result.comparison}))
     else:
@@ -74,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{len(result.records) - len(result.failed)} of {len(result.records)} runs in {out}")
     for r in result.failed:
         print(f"clusteremu sweep: {r.point.label} seed {r.point.seed}: {r.error}", file=sys.stderr)
+    for run_dir, error in result.report_errors.items():
+        print(f"clusteremu sweep: {run_dir}: report: {error}", file=sys.stderr)
     if result.failed:
         raise RunFailure(f"{len(result.failed)} of {len(result.records)} runs failed")
+    if result.report_errors:
+        raise RunFailure(f"{len(result.report_errors)} report(s) could not be rendered")
     return 0

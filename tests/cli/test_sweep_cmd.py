@@ -33,6 +33,21 @@ def test_local_sweep_runs_analyses_and_compares(spark, tmp_path, capsys):
     assert p99["kernel-heartbeat workload.heartbeat_interval_s=2.0"] == pytest.approx(2.0, abs=0.01)
     for r in result["runs"]:
         assert (Path(r["point"]["run_dir"]) / "analysis" / "summary.json").exists()
+        assert not (Path(r["point"]["run_dir"]) / "analysis" / "report.html").exists()  # only with --reports
+
+
+@pytest.mark.spark
+def test_reports_are_rendered_on_request_and_the_stages_are_timed(spark, tmp_path):
+    from clusteremu.tools.sweep import plan, sweep
+
+    points = plan(["kernel-heartbeat"], [], [1, 2], tmp_path / "sweep")
+    result = sweep(points, tmp_path / "sweep", jobs=2, until=30.0, progress=False, reports=True)
+    assert [r.ok for r in result.records] == [True, True] and result.report_errors == {}
+    for p in points:
+        assert (Path(p.run_dir) / "analysis" / "report.html").exists()
+    assert list(result.stages) == ["runs", "spark start (not hidden by the runs)", "analysis (one Spark job)",
+                                   "writing the analyses", "reports", "comparison and rating"]
+    assert all(t >= 0 for t in result.stages.values())
 
 
 @pytest.mark.spark

@@ -68,3 +68,23 @@ def test_local_runs_write_their_runs_and_record_failures(tmp_path):
     # The same directories again: the run refuses to overwrite, the sweep records it and goes on.
     again = run_local(points, jobs=2, until=20.0, progress=False)
     assert [r.ok for r in again] == [False, False] and "not empty" in again[0].error
+
+
+def test_runs_in_the_pool_give_what_runs_one_by_one_give_in_the_same_order(tmp_path):
+    grid = parse_grid(["cluster.members=2,3"])
+    serial = run_local(plan(["kernel-heartbeat"], grid, [1, 2], tmp_path / "serial"), jobs=1, until=20.0, progress=False)
+    pooled = run_local(plan(["kernel-heartbeat"], grid, [1, 2], tmp_path / "pooled"), jobs=2, until=20.0, progress=False)
+    assert [(r.point.label, r.point.seed) for r in pooled] == [(r.point.label, r.point.seed) for r in serial]
+    assert [(r.ok, r.digest, r.events) for r in pooled] == [(r.ok, r.digest, r.events) for r in serial]
+    assert all(r.ok for r in pooled) and len({r.digest for r in pooled}) == 4
+
+
+def test_a_failed_run_in_the_pool_is_recorded_with_its_point_and_the_others_go_on(tmp_path):
+    points = plan(["kernel-heartbeat"], [], [1, 2, 3], tmp_path)
+    # Seed 2's directory gets a file after planning: its run refuses to overwrite it.
+    Path(points[1].run_dir).mkdir(parents=True)
+    (Path(points[1].run_dir) / "keep.txt").write_text("mine")
+    records = run_local(points, jobs=2, until=20.0, progress=False)
+    assert [(r.point.name, r.point.seed, r.ok) for r in records] == [("kernel-heartbeat", 1, True), ("kernel-heartbeat", 2, False),
+                                                                      ("kernel-heartbeat", 3, True)]
+    assert "not empty" in records[1].error and (Path(points[1].run_dir) / "keep.txt").read_text() == "mine"

@@ -213,15 +213,22 @@ class Router:
 
     def _tally_held(self) -> None:
         """Fold the rows waiting to be tallied into each run's partial tallies."""
-        for run, by_kind in self._untallied.items():
-            tables = []
-            for kind, batches in by_kind.items():
-                table = pa.Table.from_batches(batches)
-                spec = self.tally.keys.get(kind)
-                key = _keys(table, spec) if spec is not None else pa.nulls(table.num_rows, pa.string())
-                tables.append(table.append_column("key", key))
-            if tables:
-                self._tallies.setdefault(run, []).append(_aggregate(pa.concat_tables(tables), self.tally, first=True))
+        keyed: dict[int, list[pa.Table]] = {}
+        for kind in dict.fromkeys(k for by_kind in self._untallied.values() for k in by_kind):
+            runs = [(run, pa.Table.from_batches(by_kind[kind])) for run, by_kind in self._untallied.items() if kind in by_kind]
+            spec = self.tally.keys.get(kind)
+            if spec is None:
+                keys = [pa.nulls(t.num_rows, pa.string()) for _run, t in runs]
+            else:
+                # One call of the key function for the kind's rows of every run: per run, the pandas round trips
+                # cost more than the keys (a sweep's partition holds dozens of runs).
+                whole = _keys(pa.concat_tables([t for _run, t in runs]), spec)
+                starts = np.cumsum([0] + [t.num_rows for _run, t in runs])
+                keys = [whole.slice(a, b - a) for a, b in zip(starts[:-1], starts[1:])]
+            for (run, table), key in zip(runs, keys):
+                keyed.setdefault(run, []).append(table.append_column("key", key))
+        for run, tables in keyed.items():
+            self._tallies.setdefault(run, []).append(_aggregate(pa.concat_tables(tables), self.tally, first=True))
         self._untallied.clear()
         self._untallied_rows = 0
 
@@ -267,7 +274,8 @@ def merge_tallies(parts: Sequence[pa.Table], spec: TallySpec) -> pa.Table:
 def routed_decoder(
     schema: EventSchema, routes: Sequence[Route], tally: TallySpec, runs: Mapping[str, int]
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The ``mapInArrow`` function: ``binaryFile`` rows (``path``) → routed rows (see the module docs)."""
+    """The ``mapInArrow`` function: rows with a ``path`` column (plain paths or ``binaryFile`` URIs) → routed rows
+    (see the module docs)."""
 
     def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         router = Router(routes, tally)
@@ -288,6 +296,20 @@ def routed_decoder(
         yield _rows(router.finish())
 
     return decode
+
+
+def grouped_decoder(
+    schema: EventSchema, routes: Sequence[Route], tally: TallySpec, runs: Mapping[str, int], groups: Sequence[Sequence[str]]
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The ``mapInArrow`` function over rows of group numbers (``group``): decodes the files of each group
+    given (see :func:`file_groups`) exactly as :func:`routed_decoder` decodes ``binaryFile`` rows."""
+    decode = routed_decoder(schema, routes, tally, runs)
+
+    def decode_groups(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        paths = (pa.array([p for g in batch.column("group").to_pylist() for p in groups[g]], pa.string()) for batch in batches)
+        yield from decode(pa.RecordBatch.from_arrays([p], names=["path"]) for p in paths)
+
+    return decode_groups
 
 
 def batch_router(routes: Sequence[Route], tally: TallySpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
@@ -331,7 +353,46 @@ def read_routed(
         return events.select(*cols).mapInArrow(batch_router(routes, tally), ROUTED_DDL)
     dirs = [Path(d).absolute() for d in run_dirs]
     index = {str(d): i for i, d in enumerate(dirs)}
-    files = [str(f) for d in dirs for f in segment_files(d)]
-    if not files:
+    groups = file_groups([segment_files(d) for d in dirs], TASKS_PER_CORE * spark.sparkContext.defaultParallelism)
+    if not groups:
         return spark.createDataFrame([], ROUTED_DDL)
-    return spark.read.format("binaryFile").load(files).select("path").mapInArrow(routed_decoder(schema, routes, tally, index), ROUTED_DDL)
+    # One row per group, each in its own partition: the task of group g decodes the files of groups[g]. Spark's
+    # file sources would list the files first — a distributed job of its own once there are more than 32 —
+    # and pack them by size alone, splitting runs across tasks.
+    ids = spark.range(len(groups), numPartitions=len(groups)).withColumnRenamed("id", "group")
+    return ids.mapInArrow(grouped_decoder(schema, routes, tally, index, groups), ROUTED_DDL)
+
+
+#: Decoding tasks per core of the session: a few more tasks than cores even out runs of unequal size.
+TASKS_PER_CORE = 2
+
+
+def file_groups(run_files: Sequence[Sequence[Path]], tasks: int) -> list[list[str]]:
+    """The segment files of each run (``run_files[i]`` are run i's) split into at most ``tasks`` groups of about
+    equal bytes, largest first onto the lightest group. A run stays whole in one group when there are enough
+    runs to keep every task busy (its tally and rows then leave the task once); with fewer runs than tasks, the
+    files are spread one by one. Deterministic: the same files give the same groups."""
+    sized = [[(str(f), _size(f)) for f in files] for files in run_files]
+    sized = [files for files in sized if files]
+    if not sized:
+        return []
+    if len(sized) >= tasks:
+        units = [(sum(n for _f, n in files), [f for f, _n in files]) for files in sized]
+    else:
+        units = [(n, [f]) for files in sized for f, n in files]
+    count = max(1, min(tasks, len(units)))
+    load = [0] * count
+    groups: list[list[str]] = [[] for _ in range(count)]
+    # Largest first, ties in input order (sort is stable); each unit onto the group with the fewest bytes so far.
+    for size, files in sorted(units, key=lambda u: -u[0]):
+        g = min(range(count), key=lambda i: (load[i], i))
+        load[g] += size
+        groups[g] += files
+    return [g for g in groups if g]
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # unreadable: the decoder reports it; it weighs nothing here
+        return 0

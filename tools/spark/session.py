@@ -13,15 +13,20 @@ Spark master URL (``local[2]``, ``spark://host:7077``, ``yarn``, ...):
 * few shuffle partitions: analyses shuffle per-run aggregates, not bulk data.
 
 ``spark_context(master)`` is the same as a context manager that stops the session on exit only when it
-created it, so a caller inside a test (or a sweep that already has a session) shares the running one.
+created it, so a caller inside a test (or a sweep that already has a session) shares the running one;
+``BackgroundSession`` starts one in a thread while the caller works on (a sweep starts Spark during its runs).
+
+The driver JVM's stderr reaches ours through a filter that drops the one start-up notice Java prints for the
+incubator module Spark's launcher always adds (:mod:`.jvm_stderr`).
 """
 from __future__ import annotations
 
 import os
 import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -105,12 +110,94 @@ def spark_session(
         settings.update(LOCAL_CONF)
         settings["spark.default.parallelism"] = str(cores)
     settings.update(conf or {})
+    _start_jvm(url, app_name, settings)
     builder = SparkSession.builder.master(url).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def _start_jvm(url: str, app_name: str, settings: Mapping[str, str]) -> None:
+    """Start the driver JVM (unless this process has one) with its stderr filtered (:mod:`.jvm_stderr`), and the
+    SparkContext on it that the session builder then picks up."""
+    from pyspark import SparkConf, SparkContext
+
+    from .jvm_stderr import launch_gateway
+
+    if SparkContext._gateway is not None:  # a JVM this process started earlier serves the new session too
+        return
+    conf = SparkConf(loadDefaults=False).setMaster(url).setAppName(app_name)
+    for key, value in settings.items():
+        conf.set(key, value)
+    SparkContext(conf=conf, gateway=launch_gateway(conf))
+
+
+def warm_python_workers(spark: "SparkSession", modules: Sequence[str]) -> None:
+    """Run one small task per core that imports ``modules`` in a Python worker: Spark keeps idle workers for
+    reuse (``spark.python.worker.reuse``), so the next job's tasks start with them imported, and the JVM has
+    compiled its Arrow path once."""
+    cores = max(1, spark.sparkContext.defaultParallelism)
+    names = list(modules)
+
+    def load(batches: Iterator[Any]) -> Iterator[Any]:
+        import importlib
+
+        for name in names:
+            importlib.import_module(name)
+        yield from batches
+
+    spark.range(cores, numPartitions=cores).mapInArrow(load, "id long").collect()
+
+
+class BackgroundSession:
+    """A session started in a background thread, so that the JVM starts while this process does other work (a
+    sweep's runs); :meth:`get` waits for it. ``warm``, when given, runs on the new session in that thread too
+    (a small job that starts the Python workers, say). Stops the session at :meth:`close` only if it started it.
+    """
+
+    def __init__(
+        self,
+        master: str | None = None,
+        *,
+        app_name: str = "clusteremu",
+        conf: Mapping[str, str] | None = None,
+        warm: "Callable[[SparkSession], None] | None" = None,
+    ) -> None:
+        self.created = active_session() is None
+        self._session: "SparkSession | None" = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._start, args=(master, app_name, conf, warm), name="spark-start", daemon=True)
+        self._thread.start()
+
+    def _start(self, master: str | None, app_name: str, conf: Mapping[str, str] | None, warm: "Callable[[SparkSession], None] | None") -> None:
+        try:
+            self._session = spark_session(master, app_name=app_name, conf=conf)
+            if warm is not None and self.created:
+                warm(self._session)
+        except BaseException as err:  # handed to the caller by get()
+            self._error = err
+
+    def get(self) -> "SparkSession":
+        """The session, once started (the start's error, if it failed)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._session is not None
+        return self._session
+
+    def close(self) -> None:
+        """Wait for the start to end, then stop the session if this object started it."""
+        self._thread.join()
+        if self.created and self._session is not None:
+            self._session.stop()
+
+    def __enter__(self) -> "BackgroundSession":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @contextmanager

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from clusteremu.tools.spark.routing import PROBLEMS, TALLY, Key, Route, Router, TallySpec, merge_tallies, payload_table
+from clusteremu.tools.spark.routing import PROBLEMS, TALLY, Key, Route, Router, TallySpec, file_groups, merge_tallies, payload_table
 from clusteremu.tools.spark.segments import EventSchema, decode_segment
 
 SCHEMA = EventSchema(
@@ -90,3 +90,55 @@ def test_problems_go_to_their_own_part_and_partial_tallies_merge(trace):
     half = merge_tallies([parts[TALLY]], TALLY_SPEC)
     both = merge_tallies([half, half], TALLY_SPEC).to_pylist()
     assert [(r["key"], r["count"]) for r in both] == [("shedding", 38)]
+
+
+def test_runs_tallied_together_get_the_tallies_they_get_alone(trace, tmp_path):
+    """The router computes a kind's tally keys for all its runs in one call; each run's tally is its own."""
+    dirs = []
+    for n, (reasons, hops) in enumerate([(["shedding", "shedding", "shutdown"], [1, 2]), (["admin"], [3, 3, 1])]):
+        b = trace(f"run-{n}")
+        for i, reason in enumerate(reasons):
+            b.event(float(i), f"broker-{i % 2}", "bundle_unloaded", bundle=f"b{i}", reason=reason)
+        for i, hop in enumerate(hops):
+            b.event(10.0 + i, "client-1", "lookup_hop", hop=hop, response="redirect")
+        b.event(20.0, "broker-0", "stw_pause", duration_s=0.25 * (n + 1), cause="gc")
+        dirs.append(b.write())
+
+    def tallies(runs):
+        router = Router([], TALLY_SPEC)
+        out = []
+        for run, run_dir in runs:
+            for seg in sorted((run_dir / "events").glob("*.seg")):
+                for batch in decode_segment(seg.read_bytes(), file=seg.name, run=run, schema=SCHEMA):
+                    out += list(router.add(batch))
+        out += list(router.finish())
+        return {run: merge_tallies([payload_table([p])], TALLY_SPEC).to_pandas().sort_values(["kind", "agent", "key"]).reset_index(drop=True)
+                for run, part, p in out if part == TALLY}
+
+    together = tallies([(0, dirs[0]), (1, dirs[1])])
+    for run in (0, 1):
+        alone = tallies([(run, dirs[run])])[run]
+        pd.testing.assert_frame_equal(together[run], alone)
+    keys = set(together[1]["key"].dropna())
+    assert keys == {"admin", "redirect:3", "redirect:1"}
+
+
+def test_file_groups_keep_runs_whole_when_there_are_enough_and_balance_bytes(tmp_path):
+    def files(run, sizes):
+        out = []
+        for i, size in enumerate(sizes):
+            f = tmp_path / f"run{run}" / "events" / f"w000-{i:05d}.seg"
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_bytes(b"x" * size)
+            out.append(f)
+        return out
+
+    runs = [files(0, [500, 400]), files(1, [300]), files(2, [200, 100]), files(3, [50])]
+    groups = file_groups(runs, 2)
+    assert groups == file_groups(runs, 2)  # deterministic
+    # Whole runs, largest first onto the lighter group: run 0 (900) | run 1 (300) + run 2 (300) + run 3 (50).
+    assert groups == [[str(f) for f in runs[0]], [str(f) for f in runs[1] + runs[2] + runs[3]]]
+    # Fewer runs than tasks: the files are spread one by one.
+    spread = file_groups([runs[0], runs[2]], 4)
+    assert sorted(len(g) for g in spread) == [1, 1, 1, 1] and sorted(f for g in spread for f in g) == sorted(str(f) for f in runs[0] + runs[2])
+    assert file_groups([[], []], 2) == []

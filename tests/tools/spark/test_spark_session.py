@@ -52,3 +52,31 @@ def test_read_events_gives_what_the_kernel_reader_gives(spark, tmp_path):
     rows = df.where("kind = 'heartbeat_received'").orderBy("t", "agent", "seq").select("t", "member", "gap_s").collect()
     kernel = [e for e in open_run(run_dir).events(["heartbeat_received"])]
     assert [(r["t"], r["member"], r["gap_s"]) for r in rows] == [(e.t, e.member, e.gap_s) for e in kernel]
+
+
+def test_jvm_stderr_passes_everything_but_the_incubator_notice(tmp_path):
+    from clusteremu.tools.spark.jvm_stderr import NOISE, forward
+
+    lines = [b"WARNING: Using incubator modules: jdk.incubator.vector\n", b"12:00:01 ERROR SparkContext: it broke\n",
+             b"WARNING: Using incubator modules: jdk.incubator.vector, jdk.incubator.other\n", b"Traceback (most recent call last):\n",
+             b"no newline at the end"]
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"".join(lines))
+    os.close(write_end)
+    out = tmp_path / "stderr"
+    with out.open("wb") as sink:
+        forward(os.fdopen(read_end, "rb"), os.dup(sink.fileno()))
+    assert out.read_bytes() == b"".join(lines[1:])
+    assert NOISE == {lines[0].strip()}
+
+
+@pytest.mark.spark
+def test_the_session_jvm_stderr_goes_through_the_filter(spark):
+    import threading
+
+    from clusteremu.tools.spark.jvm_stderr import NOISE, dropped_lines
+
+    # The shared session's JVM was started by spark_session: its stderr is copied by the filter thread, and all
+    # the filter ever dropped is the notice (which Java prints at every start of Spark's JVM).
+    assert any(t.name == "spark-jvm-stderr" and t.is_alive() for t in threading.enumerate())
+    assert dropped_lines() and {line.encode() for line in dropped_lines()} <= NOISE
