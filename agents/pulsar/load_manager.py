@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Generator
 
 from clusteremu.emulator.executor import FIXED_DELAY
 from clusteremu.strategies import pulsar
+from clusteremu.strategies.pulsar.config import as_config
 from clusteremu.strategies.pulsar.load_data import BrokerData, BundleData, LocalBrokerData
 from clusteremu.strategies.pulsar.placement.filters import broker_to_namespace_to_bundle_range_of
 from clusteremu.strategies.pulsar.placement.pipeline import select_broker_for_assignment
@@ -61,6 +62,14 @@ class LoadManager(LeaderLoadManager):
         self.splitting: set[str] = set()  # bundles whose split request is in flight
         self._ns_reported: dict[str, Any] = {}  # brokerToNamespaceToBundleRange's reported part, per broker
         self._scores: dict[str, tuple[dict[str, Any], float]] = {}  # per broker: (report, its score)
+        # What every placement reads again, kept between them: the config as the pipeline takes it, the
+        # candidates (sorted active brokers) with their scores, updated for the brokers whose report changed,
+        # and how many reports hold each bundle (a preallocation goes once a report holds its bundle).
+        self._placement_cfg = as_config(cfg)
+        self._candidates: list[str] | None = None
+        self._score_row: dict[str, float] | None = None
+        self._stale_scores: set[str] = set()
+        self._reported_in: dict[str, int] = {}
 
     # -- updateAll ------------------------------------------------------------------------------------------
     def on_notify(self, path: str, change: str, data: Any) -> None:
@@ -70,11 +79,15 @@ class LoadManager(LeaderLoadManager):
     def on_broker_report(self, broker: str, change: str, data: dict[str, Any] | None) -> None:
         if self.stopped:
             return
+        self._stale_scores.add(broker)
+        old_report = self.reports.get(broker)
         if change == "deleted":
+            self._count_reported(old_report, -1)
             self.reports.pop(broker, None)
             self.local_data.pop(broker, None)
             self.last_stats.pop(broker, None)
             self.active.discard(broker)
+            self._candidates = self._score_row = None
             if hasattr(self.placer, "on_active_brokers_change"):
                 self.placer.on_active_brokers_change(sorted(self.active))
         else:
@@ -85,14 +98,32 @@ class LoadManager(LeaderLoadManager):
             local = self.local_data[broker] = LocalBrokerData.from_json(
                 data, f'brokerData["{broker}"].localData', self.local_data[broker].last_stats if same else None)
             self.last_stats[broker] = local.last_stats
+            if not same:
+                self._count_reported(old_report, -1)
+                self._count_reported(data, 1)
             self.reports[broker] = data
-            self.active.add(broker)
+            if broker not in self.active:
+                self.active.add(broker)
+                self._candidates = self._score_row = None
         self.history.update_all_stats(self.last_stats, changed=(broker,))
-        # Preallocations the owner now reports are real: drop them.
-        for bundle in [b for b in self.preallocated if any(b in r["lastStats"] for r in self.reports.values())]:
+        # Preallocations some report now holds (their owner's, usually) are real: drop them.
+        reported_in = self._reported_in
+        for bundle in [b for b in self.preallocated if reported_in.get(b, 0) > 0]:
             del self.preallocated[bundle]
         if self.cfg["loadBalancerAutoBundleSplitEnabled"]:
             self.check_namespace_bundle_split()
+
+    def _count_reported(self, report: dict[str, Any] | None, step: int) -> None:
+        """Count ``report``'s bundles in (``step`` 1) or out (-1) of :attr:`_reported_in`."""
+        if report is None:
+            return
+        reported_in = self._reported_in
+        for bundle in report["lastStats"]:
+            n = reported_in.get(bundle, 0) + step
+            if n:
+                reported_in[bundle] = n
+            else:
+                del reported_in[bundle]
 
     # -- split ----------------------------------------------------------------------------------------------
     def check_namespace_bundle_split(self) -> None:
@@ -188,7 +219,9 @@ class LoadManager(LeaderLoadManager):
         dest = self.affinity.pop(bundle, None) if not during_shedding else None
         if dest is not None and dest in self.active:
             return dest
-        candidates = sorted(self.active)
+        if self._candidates is None:
+            self._candidates = sorted(self.active)
+        candidates = self._candidates
         if not candidates:
             return None
         owner = self.preallocated.get(bundle) if not during_shedding else None
@@ -199,17 +232,29 @@ class LoadManager(LeaderLoadManager):
         else:
             load = load if load is not None else self.load_data()
             choice = select_broker_for_assignment(
-                bundle, candidates, load, self.placer, self.cfg,
+                bundle, candidates, load, self.placer, self._placement_cfg,
                 broker_to_namespace_to_bundle_range=broker_to_namespace_to_bundle_range_of(load, self._ns_reported))
             if choice.broker is None:
                 return None
             broker, random_fallback = choice.broker, bool(choice.random_fallback)
         if not during_shedding:
             self.preallocated[bundle] = broker
-        scores = {b: self.score(b) for b in candidates}
+        scores = self._scores_of(candidates)
         self.b.emit("bundle_placed", bundle=bundle, broker=broker, strategy=type(self.placer).__name__,
                     random_fallback=random_fallback, scores=scores)
         return broker
+
+    def _scores_of(self, candidates: list[str]) -> dict[str, float]:
+        """``{broker: score}`` of the candidates (a new dict), from the row kept since the candidates changed."""
+        row = self._score_row
+        if row is None:
+            row = self._score_row = {b: self.score(b) for b in candidates}
+        else:
+            for broker in self._stale_scores:
+                if broker in row:
+                    row[broker] = self.score(broker)
+        self._stale_scores.clear()
+        return dict(row)
 
     def score(self, broker: str) -> float:
         r = self.reports.get(broker)

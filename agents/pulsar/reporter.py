@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Generator
 import numpy as np
 
 from clusteremu.emulator.agent import Agent
-from clusteremu.strategies.pulsar import PulsarConfig
+from clusteremu.strategies.pulsar import PulsarConfig, report_update
 
 from .reporting import LocalReport, score_of
 from .store import BROKERS_PREFIX
@@ -45,6 +45,9 @@ class LoadReporter:
         self._stats_cache: tuple[Any, dict[str, dict[str, Any]]] | None = None
         self._report_inputs: tuple[Any, ...] = ()  # what the current report was made from
         self.typed_config = PulsarConfig(broker.config)
+        # (report, last written report, the update rule's verdict on their figures): see _update_reason
+        self._change_verdict: tuple[LocalReport, LocalReport, str | None] | None = None
+        self._max_interval_ms = self.typed_config["loadBalancerReportUpdateMaxIntervalMinutes"] * 60_000
 
     def start(self) -> None:
         """Run the report task on the broker's load-manager executor."""
@@ -127,7 +130,7 @@ class LoadReporter:
         if not b.store.is_open:
             return
         self.refresh()
-        reason = self.report.needs_update(self.last_written, b.now - self.last_write_t, self.typed_config)
+        reason = self._update_reason()
         if reason is None:
             return
         previous = (self.last_written, self.last_write_t)
@@ -152,6 +155,22 @@ class LoadReporter:
             b.spawn(_after(b, delay, write))
         else:
             b.spawn(write)
+
+    def _update_reason(self) -> str | None:
+        """``report.needs_update(last_written, since the write)``: the report and the last written one are
+        usually the same objects as at the previous check (1,000 brokers check every 5 s), so the verdict on
+        their figures is kept while they are; only the time since the write is new."""
+        report, last = self.report, self.last_written
+        if last is None:
+            return report.needs_update(last, 0.0, self.typed_config)
+        since_write_ms = (self.b.now - self.last_write_t) * 1000.0
+        if since_write_ms > self._max_interval_ms:
+            return report_update.MAX_INTERVAL  # the rule's first test, as reason_from_figures makes it
+        kept = self._change_verdict
+        if kept is None or kept[0] is not report or kept[1] is not last:
+            # with no time elapsed (-inf), only the figures can give a reason
+            kept = self._change_verdict = (report, last, report.needs_update(last, -math.inf, self.typed_config))
+        return kept[2]
 
     def _fault(self) -> float | None:
         """How a ``report_loss`` fault hits this write: None (it does not), 0.0 (lost) or its delay in seconds."""

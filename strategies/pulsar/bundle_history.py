@@ -17,6 +17,7 @@ Departure: Pulsar first tries to load a new bundle's history from the metadata s
 """
 from __future__ import annotations
 
+import itertools
 import weakref
 from typing import Any, Iterable, Iterator, Mapping, MutableMapping
 
@@ -38,6 +39,7 @@ __all__ = ["BundleHistory", "BundleHistorySnapshot"]
 #: sample columns, in the order of ``TimeAverageMessageData``'s fields
 _VALUES = ("msg_throughput_in", "msg_throughput_out", "msg_rate_in", "msg_rate_out")
 _MAX_SAMPLES = np.array([[NUM_SHORT_SAMPLES], [NUM_LONG_SAMPLES]], dtype=np.int64)
+_BLOCK = 8192  # slots folded at a time once every count is capped: 4 values × 8192 doubles, 256 KiB
 
 
 class BundleHistory:
@@ -54,6 +56,8 @@ class BundleHistory:
         self._cur_topics = np.zeros(0, dtype=np.int64)
         #: every known bundle is in exactly one report, and _cur holds the samples of the reports given last
         self._aligned = False
+        #: every slot's short- and long-term counts are at their caps (cleared when a slot is reset)
+        self._capped = False
         # snapshots still in use that share this history's arrays: they take copies before the next change
         self._sharing: list[weakref.ref[BundleHistorySnapshot]] = []
         # per broker: (its lastStats mapping, slots of its bundles, samples 4 × n, topics), rebuilt when the
@@ -164,6 +168,7 @@ class BundleHistory:
                 self._cur_topics = np.concatenate([self._cur_topics, np.zeros(grow, dtype=np.int64)])
         default = default_bundle_stats()
         self._num[:, slot] = 0
+        self._capped = False
         self._val[:, :, slot] = [getattr(default, v) for v in _VALUES]
         self._topics[slot] = 0
         self._slot[bundle] = slot
@@ -171,6 +176,10 @@ class BundleHistory:
 
     def _fold(self, slots: np.ndarray, samples: np.ndarray, topics: np.ndarray) -> None:
         """One sample per slot (slots distinct): ``n = min(n + 1, max)``, ``v = ((n - 1) * v + sample) / n``."""
+        if isinstance(slots, slice) and self._capped:
+            self._fold_capped(slots, samples)
+            self._topics[slots] = topics
+            return
         # A slice (every slot at once) is folded in place; index arrays give copies, written back after.
         num, val = self._num[:, slots], self._val[:, :, slots]
         num += 1
@@ -190,7 +199,24 @@ class BundleHistory:
         if not isinstance(slots, slice):
             self._num[:, slots] = num
             self._val[:, :, slots] = val
+        elif slots == slice(0, len(self._names)):
+            self._capped = bool((num == _MAX_SAMPLES).all())
         self._topics[slots] = topics
+
+    def _fold_capped(self, slots: slice, samples: np.ndarray) -> None:
+        """:meth:`_fold` of every slot while all counts are at their caps: the counts stay, each value takes
+        ``v * (cap - 1.0) + sample``, divided by ``cap`` — the same operations, a block of slots at a time so that
+        the three passes over a block stay in the cache (the arrays of 100,000 bundles do not fit)."""
+        val = self._val
+        start, stop = slots.start or 0, slots.stop
+        for row, cap in enumerate(_MAX_SAMPLES[:, 0].tolist()):
+            keep, whole = cap - 1.0, float(cap)
+            for a in range(start, stop, _BLOCK):
+                b = min(a + _BLOCK, stop)
+                v = val[row, :, a:b]
+                v *= keep
+                v += samples[:, a - start:b - start]
+                v /= whole
 
     def _drop(self, slots: np.ndarray, reported: int) -> None:
         """Forget the bundles that no report holds (``slots`` were reported, ``reported`` of them distinct)."""
@@ -309,8 +335,7 @@ class BundleHistorySnapshot(MutableMapping[str, BundleData]):
         return bundle in self._slot or bundle in self._extra
 
     def __iter__(self) -> Iterator[str]:
-        yield from self._slot
-        yield from self._extra
+        return itertools.chain(self._slot, self._extra)  # at C speed: the Java orders list all 100,000 keys
 
     def __len__(self) -> int:
         return len(self._slot) + len(self._extra)

@@ -79,6 +79,7 @@ _HEARTBEAT_NAMESPACE_V2 = re.compile(r"pulsar/([^:]+:\d+)")
 _SLA_NAMESPACE = re.compile(r"sla-monitor/[^/]+/([^:]+:\d+)")
 
 
+@functools.lru_cache(maxsize=1024)  # a shedding cycle asks for every bundle's namespace, of which there are few
 def is_system_service_namespace(namespace: str) -> bool:
     """``NamespaceService.isSystemServiceNamespace``: ``pulsar/system``, heartbeat (v1, v2) or SLA monitor."""
     return (

@@ -114,6 +114,7 @@ def config_flag(config: Mapping[str, Any] | None, key: str, default: bool = Fals
 # Hosts
 
 
+@lru_cache(maxsize=1 << 16)  # every placement asks for every broker's host: parse each name once
 def broker_host(broker: str) -> str | None:
     """``new URL("http://" + broker).getHost()``; ``None`` where Java throws ``MalformedURLException``.
 
@@ -351,6 +352,7 @@ def apply_namespace_policies(
     present = policies.are_isolation_policies_present(namespace)
     primaries: list[str] = []
     secondaries: list[str] = []
+    every_broker_shared = not policies.isolation_policies  # is_shared_broker's answer when there are no policies
     for broker in _unique(available_brokers):
         host = broker_host(broker)
         if host is None:
@@ -368,7 +370,7 @@ def apply_namespace_policies(
                 continue
         elif local is None or not local.persistent_topics_enabled:
             continue
-        if policies.is_shared_broker(host):
+        if every_broker_shared or policies.is_shared_broker(host):
             secondaries.append(broker)
     if present:
         out = java_order(primaries, "hashmap")
@@ -385,7 +387,10 @@ def brokers_within_topic_limit(candidates: Iterable[str], load: LoadData, max_to
         data = load.broker_data.get(broker)
         total = 0
         if data is not None:
-            total = sum(b.topics for b in data.preallocated_bundle_data.values()) + data.local_data.num_topics
+            preallocated = data.preallocated_bundle_data
+            total = data.local_data.num_topics
+            if preallocated:
+                total = sum(b.topics for b in preallocated.values()) + total
         if total <= max_topics:
             kept.append(broker)
     return kept
@@ -479,16 +484,10 @@ def remove_most_servicing_brokers_for_namespace(
     if not cands:
         return cands
     namespace = namespace_of_bundle(bundle)
-
-    def held(broker: str) -> int:
-        return len(broker_to_namespace_to_bundle_range.get(broker, {}).get(namespace, ()))
-
-    least = INT_MAX
-    for broker in cands:
-        least = min(least, held(broker))
-        if least == 0:
-            break
-    return [b for b in cands if held(b) <= least]
+    empty: Mapping[str, Collection[str]] = {}
+    held = [len(broker_to_namespace_to_bundle_range.get(b, empty).get(namespace, ())) for b in cands]
+    least = min(held)
+    return [b for b, n in zip(cands, held) if n <= least]
 
 
 def filter_load_manager_class(candidates: Iterable[str], load: LoadData, load_manager_class_name: str) -> list[str]:

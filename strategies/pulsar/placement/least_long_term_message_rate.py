@@ -43,6 +43,8 @@ from .strategy import BrokerChoice, unique_candidates
 
 __all__ = ["LeastLongTermMessageRate"]
 
+_MEMO_SIZE = 1 << 16
+
 
 class LeastLongTermMessageRate:
     """Pulsar's ``LeastLongTermMessageRate`` placement strategy."""
@@ -50,6 +52,8 @@ class LeastLongTermMessageRate:
     def __init__(self, config: PulsarConfig | Mapping[str, Any] | None = None, rng: np.random.Generator | None = None) -> None:
         self.config = as_config(config)
         self.rng = rng if rng is not None else np.random.default_rng(0)
+        # Whether a broker is overloaded, by its usage figures (see _overloaded).
+        self._overloaded_memo: dict[tuple[float, ...], bool] = {}
 
     def get_state(self) -> dict[str, Any]:
         """No state is carried across calls."""
@@ -60,10 +64,28 @@ class LeastLongTermMessageRate:
         if state:
             raise ValueError(f"LeastLongTermMessageRate carries no state, got keys {sorted(state)}")
 
+    def _overloaded(self, data: BrokerData) -> bool:
+        """The weighted max usage is strictly above the threshold.
+
+        Remembered by the eight usage figures it is a pure function of: a placement scores every candidate,
+        and a broker's figures change only with its reports. Two keys that compare equal but differ in their
+        bits (0.0 and -0.0) can only change the sign of a zero maximum, which the comparison does not see; a
+        NaN key never matches and is computed each time."""
+        local = data.local_data
+        cpu, mem, bw_in, bw_out = local.cpu, local.direct_memory, local.bandwidth_in, local.bandwidth_out
+        key = (cpu.usage, cpu.limit, mem.usage, mem.limit, bw_in.usage, bw_in.limit, bw_out.usage, bw_out.limit)
+        memo = self._overloaded_memo
+        hit = memo.get(key)
+        if hit is None:
+            threshold = self.config["loadBalancerBrokerOverloadedThresholdPercentage"] / 100.0
+            hit = local.max_resource_usage_with_weight(*self.config.resource_weights()) > threshold
+            if len(memo) >= _MEMO_SIZE:
+                memo.clear()
+            memo[key] = hit
+        return hit
+
     def _broker_score(self, data: BrokerData) -> float:
-        threshold = self.config["loadBalancerBrokerOverloadedThresholdPercentage"] / 100.0
-        max_usage = data.local_data.max_resource_usage_with_weight(*self.config.resource_weights())
-        if max_usage > threshold:
+        if self._overloaded(data):
             return math.inf
         preallocated = data.preallocated_bundle_data
         total = 0.0

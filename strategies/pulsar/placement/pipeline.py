@@ -44,21 +44,22 @@ Steps:
    ``preallocatedBundleData``, the bundle → broker map and the namespace → bundle-range map.
 
 The candidate *set* Java passes around is a ``HashSet`` that every step edits in place; its iteration order
-(which the round-robin cache, ties and float sums see) is replayed here with
-:class:`~clusteremu.base.java.JavaHashMapOrder`. Departure: that set lives as long as the leader and
-its table only grows, so after the cluster once had more brokers than now Java's table is larger than the
-fresh one replayed here and the order of colliding brokers can differ.
+(which the round-robin cache, ties and float sums see) is that of
+:class:`~clusteremu.base.java.JavaHashMapOrder`, computed by :class:`~.candidate_set.CandidateSet`. Departure:
+that set lives as long as the leader and its table only grows, so after the cluster once had more brokers than
+now Java's table is larger than the fresh one replayed here and the order of colliding brokers can differ.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Collection, Iterable, Mapping, MutableMapping
 
-from clusteremu.base.java import JavaHashMapOrder, java_order
+from clusteremu.base.java import java_order
 
 from ..config import PulsarConfig, as_config
 from ..load_data import BundleData, LoadData, default_bundle_stats
 from ..split.bundles import namespace_of_bundle, range_of_bundle
+from .candidate_set import CandidateSet
 from .filters import (
     SYSTEM_NAMESPACE,
     BrokerFilterError,
@@ -142,18 +143,6 @@ def _bundle_data(
     return BundleData.with_default_stats(default_bundle_stats()), True
 
 
-def _retain(cache: JavaHashMapOrder, kept: Collection[str]) -> None:
-    keep = set(kept)
-    for broker in cache.keys():
-        if broker not in keep:
-            cache.remove(broker)
-
-
-def _add_all(cache: JavaHashMapOrder, brokers: Iterable[str]) -> None:
-    for broker in brokers:
-        cache.put(broker)
-
-
 def select_broker(
     bundle: str,
     available_brokers: Iterable[str],
@@ -184,36 +173,35 @@ def select_broker(
             bundle, available, pols, load, has_non_persistent_topic=has_non_persistent_topic
         )
 
-    cache = JavaHashMapOrder("hashmap")
-    _add_all(cache, policy_allowed())
+    cache = CandidateSet()
+    cache.put_all(policy_allowed())
 
     within = brokers_within_topic_limit(cache.keys(), load, cfg["loadBalancerBrokerMaxTopics"])
     if within:
         cache.clear()
-        _add_all(cache, java_order(within, "hashmap"))
+        cache.put_all(java_order(within, "hashmap"))
 
-    _retain(
-        cache,
+    cache.retain(
         filter_anti_affinity_group_owned_brokers(
             bundle,
             cache.keys(),
             ns_map,
             pols,
             failure_domains_enabled=config_flag(cfg, "failureDomainsEnabled"),
-        ),
+        )
     )
 
     if cfg["loadBalancerDistributeBundlesEvenlyEnabled"] or namespace == SYSTEM_NAMESPACE:
-        _retain(cache, remove_most_servicing_brokers_for_namespace(bundle, cache.keys(), ns_map))
+        cache.retain(remove_most_servicing_brokers_for_namespace(bundle, cache.keys(), ns_map))
 
     try:
-        _retain(cache, filter_load_manager_class(cache.keys(), load, cfg["loadManagerClassName"]))
-        _retain(cache, filter_broker_versions(cache.keys(), load, config_flag(cfg, "preferLaterVersions")))
+        cache.retain(filter_load_manager_class(cache.keys(), load, cfg["loadManagerClassName"]))
+        cache.retain(filter_broker_versions(cache.keys(), load, config_flag(cfg, "preferLaterVersions")))
     except BrokerFilterError:
-        _add_all(cache, policy_allowed())
+        cache.put_all(policy_allowed())
 
     if len(cache) == 0:
-        _add_all(cache, policy_allowed())
+        cache.put_all(policy_allowed())
 
     candidates = cache.keys()
     if namespace in cfg["loadBalancerSheddingExcludedNamespaces"]:
@@ -243,7 +231,7 @@ def select_broker(
     retried = False
     if chosen.local_data.max_resource_usage_with_weight(*cfg.resource_weights()) > threshold:
         # Every broker the filters left was overloaded: ask again over all the policy-allowed brokers.
-        _add_all(cache, policy_allowed())
+        cache.put_all(policy_allowed())
         retry = _choose(strategy, cache.keys(), bundle, load)
         retried = True
         if retry.broker is not None:

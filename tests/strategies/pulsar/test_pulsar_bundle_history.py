@@ -220,3 +220,36 @@ def test_forgetting_a_reported_bundle_starts_its_history_again_and_leaves_the_ot
         _reference_fold(reference, parsed)
         assert history.bundles == reference, step
     assert history.bundles["x"].long_term_data.num_samples == 2
+
+
+def test_capped_folds_block_by_block_and_a_slot_taken_again_match_the_object_fold(monkeypatch):
+    # Once every count is capped the history folds a block of slots at a time (blocks of 4 here, so that 11
+    # bundles span three); a bundle that leaves frees its slot, a new one takes it with 0 samples, and the
+    # blocks go on matching the object fold to the bit.
+    import numpy as np
+
+    from clusteremu.strategies.pulsar import bundle_history
+    from clusteremu.strategies.pulsar.load_data import NamespaceBundleStats
+
+    monkeypatch.setattr(bundle_history, "_BLOCK", 4)
+    rng = np.random.default_rng(8)
+    owner = {f"ns/0x{i:08x}_0x{i + 1:08x}": f"broker-{i % 3}" for i in range(11)}
+    stats: dict = {}
+    history, reference = pulsar.BundleHistory(), {}
+
+    def fold(step):
+        for broker in sorted(set(owner.values())):
+            if broker not in stats or rng.random() < 0.05 or step == 1002:
+                stats[broker] = {b: NamespaceBundleStats(*(float(x) for x in rng.random(4) * 1e4), topics=3)
+                                 for b, o in owner.items() if o == broker}
+        history.update_all_stats(dict(stats))
+        _reference_fold(reference, dict(stats))
+
+    for step in range(1030):
+        if step == 1002:  # one bundle leaves, another arrives in its place
+            del owner["ns/0x00000004_0x00000005"]
+            owner["ns/0xffff0000_0xffff0001"] = "broker-1"
+        fold(step)
+        if step in (999, 1000, 1001, 1002, 1003, 1029):
+            assert history.bundles == reference, step
+    assert history.bundles["ns/0xffff0000_0xffff0001"].long_term_data.num_samples == 28

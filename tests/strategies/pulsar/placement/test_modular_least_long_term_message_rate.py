@@ -195,3 +195,33 @@ def test_state_is_empty():
     s.set_state({})
     with pytest.raises(ValueError):
         s.set_state({"bestBrokers": []})
+
+
+def test_remembered_overload_verdicts_match_fresh_ones_as_usages_change():
+    # The strategy remembers each set of usage figures' overload verdict; a fresh strategy computes it anew.
+    # Brokers take their figures from a few sets (so verdicts are reused), two of them equal but for a zero's sign.
+    rng = np.random.default_rng(11)
+    figures = [0.0, -0.0, 12.5, 84.9, 85.0, 85.1, 99.0, 120.0, math.nan, 1e-300]
+    sets = [[(figures[int(rng.integers(len(figures)))], [100.0, 0.0, -0.0, 50.0][int(rng.integers(4))])
+             for _ in range(4)] for _ in range(10)]
+    sets += [[(0.0, 100.0), (-0.0, 100.0), (0.0, 0.0), (-0.0, 100.0)],
+             [(-0.0, 100.0), (0.0, 100.0), (0.0, -0.0), (0.0, 100.0)]]
+    load = LoadData()
+    names = [f"b{i}" for i in range(40)]
+    for name in names:
+        broker(load, name, float(rng.integers(0, 1000)))
+    config = {"loadBalancerDirectMemoryResourceWeight": 1.0}
+    kept = strategy(config=config)
+    verdicts = Counter()
+    for _ in range(30):
+        for name in names:
+            local = load.broker_data[name].local_data
+            chosen = sets[int(rng.integers(len(sets)))]
+            for field, (usage, limit) in zip(("cpu", "direct_memory", "bandwidth_in", "bandwidth_out"), chosen):
+                setattr(local, field, ResourceUsage(usage, limit))
+        fresh = strategy(config=config)
+        for name in names:
+            a, b = kept.score(name, load), fresh.score(name, load)
+            assert a == b
+            verdicts[a == math.inf] += 1
+    assert verdicts[True] > 0 and verdicts[False] > 0  # both verdicts were exercised
