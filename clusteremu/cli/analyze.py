@@ -1,20 +1,25 @@
 """``clusteremu analyze RUN...``: the Spark analysis of runs — ``summary.json``, Parquet tables, ``report.html``.
 
 Each run's results go to ``RUN/analysis/`` (or ``--out``). A damaged or unfinished trace is analysed as far as it
-can be read: the damage is reported (file and byte offset) and the summary is marked partial, with exit status
-0; a path that is not a run directory is bad input (exit 2). Figures are defined in docs/analysis.md.
+can be read: the damage is reported (file and byte offset), the summary and every figure printed are marked
+partial, and figures that need the whole run are absent with the reason, with exit status 0; a path that is not
+a run directory is bad input (exit 2). On a terminal a progress display shows the stage (Spark starting, its
+tasks, each plot); piped or with ``--quiet`` or ``--format json``, nothing but the results is printed. Figures
+are defined in docs/analysis.md.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from clusteremu.base.errors import InputError
 
 if TYPE_CHECKING:
     from clusteremu.tools.analysis import AnalysisOptions
+    from clusteremu.tools.analysis.progress import Progress
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -26,6 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_option_flags(p)
     p.add_argument("--no-report", action="store_true", help="write summary.json and the tables only")
     p.add_argument("--format", choices=("text", "json"), default="text", help="what to print (default text)")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
     p.set_defaults(func=run)
 
 
@@ -78,30 +84,62 @@ def run(args: argparse.Namespace) -> int:
     from clusteremu.tools.analysis.encoding import dumps
 
     options = options_from(args)
-    results = analyze_runs(args.runs, out=args.out, master=args.master, options=options, report=not args.no_report)
+    with progress_display(args.format == "text" and not args.quiet and sys.stderr.isatty()) as progress:
+        results = analyze_runs(args.runs, out=args.out, master=args.master, options=options, report=not args.no_report,
+                               progress=progress)
     for analysis, out in results:
         for p in analysis.summary["problems"]:
             print(f"clusteremu analyze: {analysis.info.dir}: partial: {p['file']} at byte {p['offset']}: {p['reason']}", file=sys.stderr)
     if args.format == "json":
         print(dumps([{"run": str(a.info.dir), "out": str(o), "summary": a.summary} for a, o in results]))
         return 0
+    from clusteremu.tools.report import coverage
+
     from .output import console_for_output
 
     console = console_for_output()
     for analysis, out in results:
         s = analysis.summary
-        state = "[yellow]partial[/]" if s["partial"] else "[green]complete[/]"
-        console.print(f"[bold]{s['run']['scenario']}[/] ({s['run']['model']}, {s['run']['strategy']}) {state}: "
-                      f"{s['figures']['events']['total']:,} events → [bold]{out}[/]")
+        state = f"[yellow]partial[/] ({escape(coverage(s))})" if s["partial"] else "[green]complete[/]"
+        console.print(f"[bold]{escape(s['run']['scenario'])}[/] ({escape(s['run']['model'])}, {escape(s['run']['strategy'])}) {state}: "
+                      f"{s['figures']['events']['total']:,} events → [bold]{escape(str(out))}[/]")
         for line in headline_lines(s):
-            console.print(f"  {line}")
+            console.print(f"  {escape(line)}")
     return 0
 
 
-def headline_lines(summary: dict) -> list[str]:
-    """``label: value`` of the model's headline figures of one summary."""
-    from clusteremu.tools.analysis import figures_for
-    from clusteremu.tools.report import lookup, fmt
+def escape(text: str) -> str:
+    from rich.markup import escape as rich_escape
 
-    figures = summary.get("figures", {})
-    return [f"{h.label}: {fmt(lookup(figures, h.path))}" for h in figures_for(summary["run"]["model"]).headline]
+    return rich_escape(text)
+
+
+@contextmanager
+def progress_display(show: bool) -> Iterator["Progress"]:
+    """A progress callback for :func:`clusteremu.tools.analysis.analyze_runs`: a rich progress line on stderr
+    when ``show`` (a terminal), else one that prints nothing."""
+    from clusteremu.tools.analysis.progress import ignore
+
+    if not show:
+        yield ignore
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Bar(SpinnerColumn(), TextColumn("[bold]analyze[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
+             TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("", total=None)
+
+        def progress(stage: str, done: int, total: int | None) -> None:
+            bar.update(task, description=stage, completed=done, total=total)
+
+        yield progress
+
+
+def headline_lines(summary: dict) -> list[str]:
+    """``label: value`` of the model's headline figures of one summary; a figure the analysis could not compute
+    shows its reason, and every figure of a partial run says "(partial)"."""
+    from clusteremu.tools.analysis import figures_for
+    from clusteremu.tools.report import show_figure
+
+    return [f"{h.label}: {show_figure(summary, h.path)}" for h in figures_for(summary["run"]["model"]).headline]

@@ -26,4 +26,12 @@ SUITES: dict[str, Suite] = {
         "load-manager mechanisms of the Pulsar slides (shared/seeds/001): the three shedders on the slides' 3-broker "
         "example, and the modular and the extensible load manager on the same rolling restart (client reconnect time)",
     ),
+    "pulsar-lm-benchmark": Suite(
+        ("lm-bench-rolling-restart-modular", "lm-bench-rolling-restart-extensible",
+         "lm-bench-scale-out-modular", "lm-bench-scale-out-extensible"),
+        "Pulsar's published load-manager benchmark (Pulsar 3.0.0 docs): all publishers' reconnection after a restart "
+        "of 100 brokers with 65,000 bundles, and rebalancing when 5 brokers become 10, modular against extensible; "
+        "`compare --article` on the sweep prints the published and emulated figures side by side "
+        "(docs/load-manager-benchmark.md). The restart runs take minutes each",
+    ),
 }

@@ -1,7 +1,9 @@
 """Figures as strict JSON: ``summary.json`` must load anywhere (jq, browsers), and figures can be infinite.
 
 A non-finite float is written as the string ``"inf"``, ``"-inf"`` or ``"nan"`` (``float()`` reads each back);
-numpy scalars and arrays become plain numbers and lists. :func:`number` is the reading side.
+numpy scalars and arrays become plain numbers and lists; a finite float is written as :func:`meaningful` makes
+it (floating-point noise is not a figure: a spread of 1.9e-10 between equal scores is 0). :func:`number` is the
+reading side.
 """
 from __future__ import annotations
 
@@ -10,6 +12,22 @@ import math
 from typing import Any
 
 import numpy as np
+
+#: Magnitudes below this are floating-point noise, not figures: nothing the analyses measure (seconds, score
+#: points, percentages, ratios, bytes) is meaningful at a billionth of its unit.
+NOISE = 1e-9
+#: Significant digits a figure keeps (float arithmetic leaves noise in the last of its ~16).
+SIGNIFICANT = 12
+
+
+def meaningful(value: float) -> float:
+    """``value`` without floating-point noise: 0 below :data:`NOISE` in magnitude, else rounded to
+    :data:`SIGNIFICANT` significant digits (0.1 + 0.2 is 0.3); non-finite values as they are."""
+    if not math.isfinite(value):
+        return value
+    if abs(value) < NOISE:
+        return 0.0
+    return float(f"{value:.{SIGNIFICANT}g}")
 
 
 def jsonable(value: Any) -> Any:
@@ -30,7 +48,7 @@ def jsonable(value: Any) -> Any:
             return "nan"
         if math.isinf(v):
             return "inf" if v > 0 else "-inf"
-        return v
+        return meaningful(v)
     return value
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 from clusteremu.tools.spark.routing import Key
 
 from .common import PART_BASE, counts_by
-from .model import Headline, ModelFigures, Part, PartResult, RunParams, declared_schema
+from .model import Headline, ModelFigures, Part, PartResult, RunParams, absent, declared_schema
 from .runs import scenario_value
 from .stats import distribution
 
@@ -62,13 +62,16 @@ def session_outages(rows: pd.DataFrame, *, end: float) -> dict[str, Any]:
         outages.append({"member": member, "expired_s": start, "restored_s": None, "outage_s": max(end - start, 0.0)})
     outages.sort(key=lambda o: (o["expired_s"], o["member"]))
     lengths = [o["outage_s"] for o in outages]
-    return {
+    out = {
         "count": len(outages),
         "unrestored": sum(1 for o in outages if o["restored_s"] is None),
         "total_s": float(np.sum(lengths)) if lengths else 0.0,
         "max_s": float(np.max(lengths)) if lengths else None,
         "list": outages,
     }
+    if not lengths:
+        absent(out, "max_s", "no session expired")
+    return out
 
 
 def sessions_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
@@ -132,7 +135,7 @@ class HeartbeatFigures(ModelFigures):
         sent = tally[tally["kind"] == "heartbeat_sent"]
         n_sent, n_received = int(sent["count"].sum()), int(received["count"].sum())
         sessions, gaps = parts.get("sessions", {}), parts.get("gaps", {})
-        return {
+        figures = {
             "sessions": {
                 "expiries": int(expired["count"].sum()),
                 "by_member": counts_by(expired, "key"),
@@ -153,6 +156,9 @@ class HeartbeatFigures(ModelFigures):
                 "gaps_over_timeout": gaps.get("gaps_over_timeout"),
             },
         }
+        if figures["heartbeats"]["gaps_over_timeout"] is None:
+            absent(figures["heartbeats"], "gaps_over_timeout", "the scenario sets no workload.session_timeout_s")
+        return figures
 
     def marker_rows(self, rows: pd.DataFrame) -> list[tuple[float, float | None, str, str, str]]:
         out: list[tuple[float, float | None, str, str, str]] = []

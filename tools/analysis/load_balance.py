@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from . import pulsar_series as series
+from .model import absent
 from .stats import step_stats
 
 #: The columns of :func:`cluster_series`.
@@ -46,7 +47,14 @@ def series_figures(cluster: pd.DataFrame, end: float, window_start: float) -> di
         v = cluster[name].to_numpy(dtype=float)
         run = step_stats(t, v, t[0] if t.size else 0.0, end)
         win = step_stats(t, v, window_start, end)
-        out[name] = {"run": run, "window": {"mean": win["mean"], "max": win["max"]}}
+        window = {"mean": win["mean"], "max": win["max"]}
+        in_window = "no load report in force in the settle window" if t.size else "no load report in the run"
+        for stats, names, why in ((run, ("mean", "max", "final"), "no load report in the run"),
+                                  (window, ("mean", "max"), in_window)):
+            for key in names:
+                if stats[key] is None:
+                    absent(stats, key, why)
+        out[name] = {"run": run, "window": window}
     return out
 
 
@@ -88,13 +96,14 @@ def settle_figures(
 ) -> dict[str, Any]:
     """``time_s`` (settled for good: no more unloads and the spread at most ``threshold``, observed for at least
     ``window``), ``quiet_time_s`` (the same with the unload criterion alone), ``settled``, and
-    ``unloads_before`` (shedding unloads up to ``time_s``; all of them when the run never settled)."""
+    ``unloads_before`` (shedding unloads up to ``time_s``; all of them when the run never settled). A time that
+    does not exist is absent with the reason (:func:`unsettled_reason`), not a number."""
     t = cluster["t"].to_numpy(dtype=float)
     v = cluster["score_spread"].to_numpy(dtype=float)
     settled = settle_time(t, v, unload_t, end=end, window=window, threshold=threshold)
     quiet = settle_time(t, None, unload_t, end=end, window=window, threshold=None)
     u = np.asarray(unload_t, dtype=float)
-    return {
+    out: dict[str, Any] = {
         "time_s": settled,
         "quiet_time_s": quiet,
         "settled": settled is not None,
@@ -102,6 +111,32 @@ def settle_figures(
         "window_s": window,
         "spread_threshold": threshold,
     }
+    if settled is None:
+        absent(out, "time_s", unsettled_reason(t, v, u, end=end, window=window, threshold=threshold))
+    if quiet is None:
+        absent(out, "quiet_time_s", unsettled_reason(t, None, u, end=end, window=window, threshold=None))
+    return out
+
+
+def unsettled_reason(
+    spread_t: np.ndarray, spread_v: np.ndarray | None, unload_t: np.ndarray, *, end: float, window: float, threshold: float | None
+) -> str:
+    """Why :func:`settle_time` found no settle time, in words."""
+    head = f"not settled by the end of the run ({end:,.0f} s)"
+    last_unload = float(unload_t.max()) if unload_t.size else None
+    since = last_unload if last_unload is not None else 0.0
+    if threshold is not None:
+        if spread_t.size == 0:
+            return f"{head}: no load report, so no score spread"
+        last = float(spread_v[-1])
+        if math.isnan(last) or last > threshold:
+            value = "undefined" if math.isnan(last) else f"{last:,.4g}"
+            return f"{head}: the score spread is {value} at the end, above {threshold:g}"
+        bad = np.flatnonzero(np.isnan(spread_v) | (spread_v > threshold))
+        if bad.size:
+            since = max(since, float(spread_t[bad[-1] + 1]))
+    what = "the last shedding unload" if last_unload is not None and since == last_unload else "the spread under the threshold"
+    return f"{head}: quiet since {since:,.0f} s ({what}), less than the settle window ({window:,.0f} s)"
 
 
 def shedding_rounds(unloads: pd.DataFrame, gap_s: float) -> pd.DataFrame:
@@ -127,7 +162,8 @@ def over_unloading(
     above the mean of the other brokers' scores (B was shed for being loaded) and B's score after is below
     every other broker's (B is now the least loaded; a tie is balance, not over-unloading). A round is *undetermined* (counted in neither way) when
     t1 + ``after_s`` is past ``end``, when B wrote no report in (t1, t1 + after_s], or when a needed score is
-    missing or NaN. ``share_pct`` is events / determined rounds × 100 (0 without determined rounds).
+    missing or NaN. ``share_pct`` is events / determined rounds × 100 (absent, with the reason, without
+    determined rounds).
     """
     rounds = shedding_rounds(unloads, gap_s)
     wide = series.latest_values(reports, "score") if not reports.empty else pd.DataFrame()
@@ -181,15 +217,18 @@ def over_unloading(
             events += 1
             by_broker[b] = by_broker.get(b, 0) + 1
     determined = len(rounds) - undetermined
-    return {
+    out: dict[str, Any] = {
         "rounds": int(len(rounds)),
         "determined": int(determined),
         "undetermined": int(undetermined),
         "events": int(events),
-        "share_pct": 100.0 * events / determined if determined else 0.0,
+        "share_pct": 100.0 * events / determined if determined else None,
         "by_broker": dict(sorted(by_broker.items())),
         "rounds_detail": details,
     }
+    if not determined:
+        absent(out, "share_pct", "no shedding round could be judged" if len(rounds) else "no shedding round")
+    return out
 
 
 def over_loading(bundle_events: pd.DataFrame, *, window_start: float) -> dict[str, Any]:
@@ -201,7 +240,7 @@ def over_loading(bundle_events: pd.DataFrame, *, window_start: float) -> dict[st
     or was +inf). A placement is *after shedding* when the latest earlier event of its bundle among those three
     kinds (canonical order) is an ``unload_decided`` or a ``bundle_unloaded`` with reason ``shedding``; an
     over-loading event is a placement after shedding that was above average. ``share_pct`` is events /
-    placements after shedding × 100 (0 without any).
+    placements after shedding × 100 (absent, with the reason, without any).
     """
     if bundle_events.empty:
         placed = bundle_events
@@ -218,23 +257,29 @@ def over_loading(bundle_events: pd.DataFrame, *, window_start: float) -> dict[st
     ev = placed[events.to_numpy()] if len(placed) else placed
     by_broker = ev["broker"].value_counts().sort_index().to_dict() if len(ev) else {}
     n_after = int(after.sum())
-    return {
+    out: dict[str, Any] = {
         "placements": int(len(placed)),
         "placements_above_average": int(above.sum()),
         "after_shedding": n_after,
         "events": int(events.sum()),
-        "share_pct": 100.0 * int(events.sum()) / n_after if n_after else 0.0,
+        "share_pct": 100.0 * int(events.sum()) / n_after if n_after else None,
         "window_events": int((ev["t"] >= window_start).sum()) if len(ev) else 0,
         "by_broker": {str(k): int(v) for k, v in by_broker.items()},
     }
+    if not n_after:
+        absent(out, "share_pct", "no placement after shedding")
+    return out
 
 
 def leadership(leader_events: pd.DataFrame, *, end: float) -> dict[str, Any]:
     """``elections`` (leader_elected events), ``changes`` (elections whose ``previous`` leader was another
     broker), ``vacancies`` (leader_vacant events) and ``leaderless_s``: the time from each vacancy to the next
-    election (or to ``end``); the start-up before the first election is not a vacancy."""
+    election (or to ``end``); the start-up before the first election is not a vacancy. Without any of these
+    events ``leaderless_s`` is absent: the trace says nothing about leadership."""
     if leader_events.empty:
-        return {"elections": 0, "changes": 0, "vacancies": 0, "leaderless_s": 0.0}
+        out: dict[str, Any] = {"elections": 0, "changes": 0, "vacancies": 0}
+        absent(out, "leaderless_s", "no leader election or vacancy in the trace")
+        return out
     df = leader_events.sort_values(["t", "agent", "seq"], kind="stable")
     elected = df[df["kind"] == "leader_elected"]
     prev = elected["previous"].fillna("")

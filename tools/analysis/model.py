@@ -9,7 +9,9 @@ parts of a run, are computed in parallel. The driver assembles the figures from 
 
 Components: :class:`ModelFigures` (what a system subclasses), :class:`Part` and :data:`PartFunction`,
 :class:`PartResult`, :class:`RunParams` (what a part knows of its run), :class:`Context` (the runs of one model),
-:class:`Headline`, and :func:`declared_schema` (an :class:`EventSchema` typed by the event declarations).
+:class:`Headline`, :func:`declared_schema` (an :class:`EventSchema` typed by the event declarations), and absent
+figures: :func:`absent` (a figure that cannot be computed is null with its reason, never a made-up number),
+:func:`absent_reasons`, :func:`mark_partial` and :func:`partial_reason`.
 
 A system's figures are the ``figures`` target of its :class:`clusteremu.emulator.systems.System` (a
 :class:`ModelFigures` subclass in a module of the system's own); docs/analysis.md says what to declare.
@@ -17,7 +19,7 @@ A system's figures are the ``figures`` target of its :class:`clusteremu.emulator
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -100,6 +102,51 @@ class Headline:
     unit: str = ""
 
 
+#: The key under which a figures fragment carries the reasons of its absent (null) figures, by name.
+ABSENT_KEY = "_absent"
+
+
+def absent(figures: dict[str, Any], name: str, reason: str) -> None:
+    """Set the figure ``name`` of ``figures`` to None, recording why: a figure that cannot be computed (a
+    settle time of a run that never settled, a share of nothing) is absent with its reason, not a number. The
+    reasons travel with the figures (as plain JSON) and end in ``summary.json``'s ``absent``."""
+    figures[name] = None
+    figures.setdefault(ABSENT_KEY, {})[name] = reason
+
+
+def absent_reasons(figures: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """Remove the reasons recorded by :func:`absent` anywhere in ``figures`` and return them by dotted path
+    (``{"settle.time_s": "not settled ..."}``); a reason whose figure has a value after all is dropped."""
+    out: dict[str, str] = {}
+    reasons = figures.pop(ABSENT_KEY, None)
+    for key, value in figures.items():
+        if isinstance(value, dict):
+            out.update(absent_reasons(value, f"{prefix}{key}."))
+    if isinstance(reasons, dict):
+        out.update({f"{prefix}{k}": str(r) for k, r in reasons.items() if figures.get(k) is None})
+    return dict(sorted(out.items()))
+
+
+def mark_partial(figures: dict[str, Any], paths: Iterable[str], reason: str) -> None:
+    """Make the figures at the dotted ``paths`` absent with ``reason`` (the figures that need the whole trace
+    when only part of it was read); a path that is not there is skipped."""
+    for path in paths:
+        *parents, name = path.split(".")
+        node: Any = figures
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and name in node:
+            absent(node, name, reason)
+
+
+def partial_reason(info: RunInfo, end: float, problems: Sequence[Mapping[str, Any]]) -> str:
+    """Why a partial run's whole-run figures are absent, in words."""
+    if not info.complete:
+        until = f" of {info.until:,.0f} s" if info.until is not None else ""
+        return f"the run did not finish (trace ends at {end:,.0f} s{until}): needs the whole run"
+    return f"part of the trace could not be read ({len(problems)} problem{'s' if len(problems) != 1 else ''}): needs the whole trace"
+
+
 class ModelFigures:
     """The figures of one modelled system. The base class is the model-less analysis: what every trace has."""
 
@@ -115,6 +162,9 @@ class ModelFigures:
     #: read by the parts from ``RunParams.options``, and each one with a ``flag`` is a flag of ``analyze``,
     #: ``compare`` and ``sweep``.
     options: ClassVar[tuple[Option, ...]] = ()
+    #: Dotted paths of the figures that only the whole trace defines (a settle time "to the end of the run"):
+    #: absent, with the reason, when the run is partial (:func:`mark_partial`).
+    whole_run: ClassVar[tuple[str, ...]] = ()
 
     def tally_keys(self) -> dict[str, Key]:
         """kind → how its tally is split (e.g. ``bundle_unloaded`` by ``reason``)."""

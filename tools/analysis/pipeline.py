@@ -17,8 +17,9 @@ from clusteremu.tools.spark.segments import last_event_time
 
 from .common import COMMON_KEYS, COMMON_SCHEMA, common_figures, common_parts, run_job
 from .encoding import dumps, jsonable
-from .model import Context, ModelFigures
+from .model import Context, ModelFigures, absent_reasons, mark_partial, partial_reason
 from .options import AnalysisOptions
+from .progress import Progress, ignore, spark_tasks
 from .runs import RunInfo, open_run_info
 
 if TYPE_CHECKING:
@@ -100,6 +101,10 @@ def _analyze_group(
             run_problems.append(
                 {"file": "manifest.json", "offset": 0, "reason": f"the manifest records {info.recorded_events} events, {read} were read"}
             )
+        partial = bool(run_problems) or not info.complete
+        if partial:
+            mark_partial(figures, model.whole_run, partial_reason(info, ctx.end(i), run_problems))
+        absent = absent_reasons(figures)
         manifest_events = info.manifest.get("events")
         summary = {
             "format": FORMAT,
@@ -116,11 +121,12 @@ def _analyze_group(
                 "events_recorded": info.recorded_events,
                 "events_read": read,
             },
-            "partial": bool(run_problems) or not info.complete,
+            "partial": partial,
             "problems": run_problems,
             "options": dict(ctx.options),
             "window": {"start_s": ctx.window_start(i), "end_s": ctx.end(i)},
             "figures": figures,
+            "absent": absent,
             "tables": {name: f"{name}.parquet" for name in tables},
         }
         # The summary in memory is what summary.json holds (non-finite figures spelled as strings).
@@ -128,9 +134,9 @@ def _analyze_group(
     return out
 
 
-def write_analysis(analysis: RunAnalysis, out_dir: str | Path, *, report: bool = True) -> Path:
+def write_analysis(analysis: RunAnalysis, out_dir: str | Path, *, report: bool = True, progress: Progress = ignore) -> Path:
     """Write ``summary.json``, the tables as Parquet and (unless ``report`` is false) ``report.html`` with its
-    plots into ``out_dir``; return it."""
+    plots into ``out_dir``; return it. ``progress`` is told of each plot (:mod:`.progress`)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for name, table in analysis.tables.items():
@@ -139,7 +145,7 @@ def write_analysis(analysis: RunAnalysis, out_dir: str | Path, *, report: bool =
     if report:
         from clusteremu.tools.report import render_report
 
-        render_report(out)
+        render_report(out, progress)
     return out
 
 
@@ -167,13 +173,21 @@ def analyze_runs(
     master: str | None = None,
     options: AnalysisOptions = AnalysisOptions(),
     report: bool = True,
+    progress: Progress = ignore,
 ) -> list[tuple[RunAnalysis, Path]]:
     """Analyse run directories and write each one's results (see :func:`output_dirs`); InputError for a path
-    that is not a run directory, before any Spark work."""
+    that is not a run directory, before any Spark work. ``progress(stage, done, total)`` is told of each stage
+    (:mod:`.progress`): Spark starting, its tasks, each run's tables and plots."""
     from clusteremu.tools.spark.session import spark_context
 
     infos = [open_run_info(i, d) for i, d in enumerate(run_dirs)]
     dirs = output_dirs(run_dirs, out)
+    progress("starting Spark", 0, None)
     with spark_context(master) as spark:
-        analyses = analyze(spark, infos, options)
-    return [(a, write_analysis(a, d, report=report)) for a, d in zip(analyses, dirs)]
+        with spark_tasks(spark, "reading segments, computing figures", progress):
+            analyses = analyze(spark, infos, options)
+    written = []
+    for k, (a, d) in enumerate(zip(analyses, dirs)):
+        progress(f"writing {a.info.name}", k, len(analyses))
+        written.append((a, write_analysis(a, d, report=report, progress=progress)))
+    return written

@@ -10,7 +10,9 @@ values, shedding cycles. From the parts (one run at a time, in the executors):
 * ``bundles``: over-loading (a shed bundle placed on an above-average broker), unloads and random placements in
   the settle window;
 * ``topics``: topic unavailability, split by what closed the connection (around unloads: ``unload``);
-* ``leader``: elections, changes, time without a leader.
+* ``leader``: elections, changes, time without a leader;
+* ``lm_benchmark``: reconnection after a rolling restart and rebalancing after a scale-out, the figures of
+  Pulsar's published load-manager benchmark (:mod:`.pulsar_lm_benchmark`).
 
 :class:`PulsarFigures` is the ``figures`` target of the ``pulsar`` system; ``OPTIONS`` are its analysis options
 (``settle_spread``, flag ``--settle-spread``; ``round_gap_s`` and ``after_round_s``), ``SCHEMA`` the fields it
@@ -25,9 +27,9 @@ import pandas as pd
 
 from clusteremu.tools.spark.routing import Key
 
-from . import load_balance
+from . import load_balance, pulsar_lm_benchmark
 from .common import PART_BASE, counts_by
-from .model import Headline, ModelFigures, Part, PartResult, RunParams, declared_schema
+from .model import Headline, ModelFigures, Part, PartResult, RunParams, absent, declared_schema
 from .options import Option
 from .stats import distribution
 
@@ -64,6 +66,7 @@ SCHEMA = declared_schema(
         "leader_vacant": ("previous",),
         "cpu_spike": ("cores", "duration_s"),
         "agent_stopped": ("reason",),
+        **pulsar_lm_benchmark.SCHEMA_FIELDS,
     },
     system="pulsar",
 )
@@ -140,7 +143,8 @@ def bundles_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
 def topics_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
     """Topic unavailability: every reconnection after a time without connection (``topic_connected`` with
     ``unavailable_s`` > 0), attributed to the ``reason`` of the latest ``topic_disconnected`` of the same topic
-    by the same client before it (``unknown`` without one)."""
+    by the same client before it (``unknown`` without one); topics still without connection at the end; and the
+    ``topic_unavailability`` table, how many topics were unavailable at each time, by cause."""
     episodes = unavailability_episodes(rows)
     win = episodes["t"].to_numpy(dtype=float) >= params.window_start
     values = episodes["unavailable_s"].to_numpy(dtype=float)
@@ -149,15 +153,54 @@ def topics_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
         for cause, g in episodes.groupby("cause", sort=True)
     }
     overall = distribution(values)
-    return PartResult(
-        {
-            **overall,
-            "topics": int(episodes[["agent", "topic"]].drop_duplicates().shape[0]),
-            "window": distribution(values[win]),
-            "by_cause": by_cause,
-            "unload": by_cause.get("unload", distribution([])),
-        }
-    )
+    still = still_unavailable(rows)
+    figures = {
+        **overall,
+        "topics": int(episodes[["agent", "topic"]].drop_duplicates().shape[0]),
+        "window": distribution(values[win]),
+        "by_cause": by_cause,
+        "unload": by_cause.get("unload", distribution([])),
+        "unavailable_at_end": int(len(still)),
+    }
+    if not len(episodes):
+        for name in ("mean", "p50", "p99", "max"):
+            absent(figures, name, "no topic was unavailable and reconnected")
+    return PartResult(figures, {"topic_unavailability": unavailable_over_time(episodes, still, params.end)})
+
+
+def still_unavailable(rows: pd.DataFrame) -> pd.DataFrame:
+    """Topics whose latest event is a ``topic_disconnected``: columns ``t`` (the disconnection), ``agent``,
+    ``topic``, ``cause``."""
+    topic_rows = rows[rows["kind"].isin(("topic_connected", "topic_disconnected"))]
+    last = topic_rows.groupby(["agent", "topic"], sort=False).tail(1)
+    gone = last[last["kind"] == "topic_disconnected"]
+    return pd.DataFrame({"t": gone["t"].astype(float).to_numpy(), "agent": gone["agent"].to_numpy(),
+                         "topic": gone["topic"].to_numpy(), "cause": gone["reason"].fillna("unknown").astype(str).to_numpy()})
+
+
+#: Columns of the ``topic_unavailability`` table.
+UNAVAILABILITY_COLUMNS = ["t", "cause", "topics"]
+
+
+def unavailable_over_time(episodes: pd.DataFrame, still: pd.DataFrame, end: float) -> pd.DataFrame:
+    """How many topics (per client) had no connection at each time, by cause: a step series per cause (columns
+    ``t``, ``cause``, ``topics``) from the episodes (unavailable from ``t − unavailable_s`` to ``t``) and the
+    topics still unavailable (from their disconnection to ``end``)."""
+    starts = np.concatenate([episodes["t"].to_numpy(dtype=float) - episodes["unavailable_s"].to_numpy(dtype=float),
+                             still["t"].to_numpy(dtype=float)])
+    stops = np.concatenate([episodes["t"].to_numpy(dtype=float), np.full(len(still), np.inf)])
+    causes = np.concatenate([episodes["cause"].astype(str).to_numpy(), still["cause"].astype(str).to_numpy()])
+    frames = []
+    for cause in sorted(set(causes)):
+        mine = causes == cause
+        steps = pd.DataFrame({"t": np.concatenate([starts[mine], stops[mine]]),
+                              "d": np.concatenate([np.ones(mine.sum()), -np.ones(mine.sum())])})
+        steps = steps[steps["t"] <= end].groupby("t", sort=True)["d"].sum()
+        frames.append(pd.DataFrame({"t": steps.index.to_numpy(dtype=float), "cause": cause,
+                                    "topics": steps.cumsum().to_numpy(dtype=np.int64)}))
+    if not frames:
+        return pd.DataFrame({"t": pd.Series(dtype=float), "cause": pd.Series(dtype=object), "topics": pd.Series(dtype=np.int64)})
+    return pd.concat(frames, ignore_index=True)[UNAVAILABILITY_COLUMNS]
 
 
 def leader_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
@@ -249,6 +292,9 @@ class PulsarFigures(ModelFigures):
     schema = SCHEMA
     options = OPTIONS
     marker_kinds = ("bundle_unloaded", "leader_elected", "cpu_spike")
+    # "Settled for good" and "quiet from then on" speak of the end of the run: a partial trace cannot say.
+    whole_run = ("settle.time_s", "settle.quiet_time_s", "settle.settled", "settle.unloads_before",
+                 *pulsar_lm_benchmark.WHOLE_RUN)
     headline = (
         Headline("unloads", "unloads.total"),
         Headline("settle (s)", "settle.time_s", "s"),
@@ -293,6 +339,8 @@ class PulsarFigures(ModelFigures):
             ),
             Part("topics", ("topic_connected", "topic_disconnected"), PART_BASE + ("topic", "reason", "unavailable_s"), topics_part),
             Part("leader", ("leader_elected", "leader_vacant"), PART_BASE + ("previous",), leader_part),
+            Part("lm_benchmark", pulsar_lm_benchmark.KINDS, PART_BASE + pulsar_lm_benchmark.COLUMNS,
+                 pulsar_lm_benchmark.lm_benchmark_part),
         ]
 
     def figures(self, tally: pd.DataFrame, parts: Mapping[str, Mapping[str, Any]], params: RunParams) -> dict[str, Any]:
@@ -322,7 +370,7 @@ class PulsarFigures(ModelFigures):
                 name = item.split("=", 1)[0]
                 fields[name] = fields.get(name, 0) + int(count)
         window_unloads = int(bundles.get("unloads_window", 0))
-        return {
+        figures = {
             "unloads": {
                 "total": int(shed["count"].sum()),
                 "by_broker": counts_by(shed, "agent"),
@@ -365,7 +413,12 @@ class PulsarFigures(ModelFigures):
                 "last_non_finite_s": float(bad["last_t"].max()) if len(bad) else None,
             },
             "leader": dict(parts.get("leader", {})),
+            "lm_benchmark": dict(parts.get("lm_benchmark", {})),
         }
+        if not n_lookups:
+            absent(figures["lookups"], "mean_hops", "no lookup")
+            absent(figures["lookups"], "max_hop", "no lookup")
+        return figures
 
     def marker_rows(self, rows: pd.DataFrame) -> list[tuple[float, float | None, str, str, str]]:
         out: list[tuple[float, float | None, str, str, str]] = []
@@ -384,9 +437,12 @@ class PulsarFigures(ModelFigures):
 
         load = tables.get("broker_load", pd.DataFrame())
         cluster = tables.get("cluster_series", pd.DataFrame())
+        markers = tables.get("markers", pd.DataFrame())
         threshold = float(summary.get("options", {}).get("settle_spread", 15.0))
         panels = []
         if not load.empty:
+            # A broker's gauges stop at a crash or shutdown until it reports again (live_reports' rule).
+            stops = markers[markers["kind"] == "agent_stopped"].rename(columns={"agent": "broker"}) if not markers.empty else None
             for column, title, unit in (
                 ("score", "Score per broker (weighted max resource usage)", "score"),
                 ("cpu", "CPU usage per broker", "%"),
@@ -394,7 +450,14 @@ class PulsarFigures(ModelFigures):
                 ("throughput", "Throughput in + out per broker", "bytes/s"),
                 ("num_bundles", "Bundles per broker", "bundles"),
             ):
-                panels.append(Panel.per_agent(column, title, unit, load, "broker", column))
+                panels.append(Panel.per_agent(column, title, unit, load, "broker", column, stops=stops))
+        unavailable = tables.get("topic_unavailability", pd.DataFrame())
+        if not unavailable.empty:
+            series = {f"closed by {cause}": (g["t"], g["topics"]) for cause, g in unavailable.groupby("cause", sort=True)}
+            panel = Panel.lines("topic_unavailability", "Topics unavailable (no connection), by what closed the "
+                                "connection: what the clients feel", "topics", series)
+            panel.dots = True
+            panels.append(panel)
         if not cluster.empty:
             panels.append(
                 Panel.lines(

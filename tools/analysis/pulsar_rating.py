@@ -189,13 +189,30 @@ def rate(groups: Sequence[Group], rules: RatingRules = RatingRules()) -> dict[st
     return {"rows": rows}
 
 
+#: The strategies ``ExtensibleLoadManagerImpl`` runs unless the scenario names others (the model's defaults).
+EXTENSIBLE_DEFAULTS = {"shedding": "org.apache.pulsar.broker.loadbalance.extensions.scheduler.TransferShedder",
+                       "placement": "org.apache.pulsar.broker.loadbalance.extensions.strategy.LeastResourceUsageWithWeight"}
+
+
 def strategy_label(scenario: Mapping[str, Any]) -> str:
-    """``<shedding>+<placement>`` from the scenario's ``strategy`` table, class names shortened as the article
-    writes them; ``(no strategy)`` when it names neither."""
-    strategy = scenario.get("strategy") if isinstance(scenario, Mapping) else None
-    if not isinstance(strategy, Mapping) or not (strategy.get("shedding") or strategy.get("placement")):
-        return "(no strategy)"
-    return f"{short_class_name(strategy.get('shedding'))}+{short_class_name(strategy.get('placement'))}"
+    """``<shedding>+<placement>``: the strategies the run used, class names shortened as the article writes them
+    — the scenario's ``strategy`` table, else its ``loadBalancerLoadSheddingStrategy`` /
+    ``loadBalancerLoadPlacementStrategy`` config keys (modular load manager only: the extensible one takes its
+    own), else Pulsar's defaults for its load manager (ThresholdShedder+LeastLongTermMessageRate for the modular
+    one, TransferShedder+LeastResourceUsageWithWeight for the extensible one), as the model resolves them."""
+    from clusteremu.strategies.pulsar.config import DEFAULTS
+
+    def table(name: str) -> Mapping[str, Any]:
+        value = scenario.get(name) if isinstance(scenario, Mapping) else None
+        return value if isinstance(value, Mapping) else {}
+
+    strategy, config = table("strategy"), table("config")
+    if strategy.get("load_manager") == "extensible":
+        defaults = EXTENSIBLE_DEFAULTS
+    else:
+        defaults = {"shedding": config.get("loadBalancerLoadSheddingStrategy") or DEFAULTS["loadBalancerLoadSheddingStrategy"],
+                    "placement": config.get("loadBalancerLoadPlacementStrategy") or DEFAULTS["loadBalancerLoadPlacementStrategy"]}
+    return "+".join(short_class_name(strategy.get(k) or defaults[k]) for k in ("shedding", "placement"))
 
 
 @dataclass(frozen=True)
@@ -216,10 +233,12 @@ class PulsarRating:
 
     def article(self, runs: Sequence[RunSummary]) -> list[dict[str, Any]]:
         """The article's measured figures and its rating table beside the runs' (seeds pooled, with their
-        spread): :func:`.pulsar_article.article_tables`, for :func:`clusteremu.tools.compare.article_tables`."""
+        spread): :func:`.pulsar_article.article_tables`, for :func:`clusteremu.tools.compare.article_tables`;
+        then Pulsar's published load-manager benchmark beside its runs (:mod:`.pulsar_lm_benchmark`)."""
         from .pulsar_article import article_tables
+        from .pulsar_lm_benchmark import lm_benchmark_tables
 
-        return article_tables(runs)
+        return article_tables(runs) + lm_benchmark_tables(runs)
 
 
 #: Pulsar's rating (the ``rating`` target of the ``pulsar`` system).

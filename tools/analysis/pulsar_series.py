@@ -35,6 +35,9 @@ import pandas as pd
 #: A value of a report: a column name, or a function of the reports frame returning one value per row.
 Value = Union[str, Callable[[pd.DataFrame], "pd.Series"]]
 
+#: Relative difference under which two values count as equal (floating-point noise, not imbalance).
+RELATIVE_NOISE = 1e-9
+
 #: Spark DDL schema of each named series' output, for ``applyInPandas(fn, schema=...)``.
 SCHEMAS: dict[str, str] = {
     "score_spread": "t double, score_spread double, brokers long",
@@ -72,26 +75,32 @@ def latest_values(reports: pd.DataFrame, value: Value, *, stale_after: float | N
 
 
 def spread(reports: pd.DataFrame, value: Value, *, name: str = "spread", stale_after: float | None = None) -> pd.DataFrame:
-    """max − min over brokers of each broker's latest ``value``, at every report time (0 with one broker;
-    ``inf − inf`` is NaN, as the Grafana panel would show)."""
+    """max − min over brokers of each broker's latest ``value``, at every report time (0 with one broker, and
+    when max and min differ by at most :data:`RELATIVE_NOISE` of their magnitude; ``inf − inf`` is NaN, as the
+    Grafana panel would show)."""
     wide = latest_values(reports, value, stale_after=stale_after)
     arr = wide.to_numpy()
     n = _participants(arr)
     with np.errstate(invalid="ignore"):
         hi, lo = _nanmax(arr, n), _nanmin(arr, n)
         vals = hi - lo
+        # Equal values computed along different paths differ in their last bits: a difference within
+        # RELATIVE_NOISE of the values is no spread (1.9e-10 between two scores of 49 is 0).
+        vals = np.where(np.isfinite(vals) & (np.abs(vals) <= RELATIVE_NOISE * np.maximum(np.abs(hi), np.abs(lo))), 0.0, vals)
     return _series(wide.index, name, vals, n)
 
 
 def max_min_ratio(reports: pd.DataFrame, value: Value, *, name: str = "ratio", stale_after: float | None = None) -> pd.DataFrame:
     """max / min over brokers of each broker's latest ``value``, at every report time. A zero minimum gives
-    ``inf`` when the maximum is positive and 1.0 when every broker is at zero (all equal: no imbalance)."""
+    ``inf`` when the maximum is positive and 1.0 when every broker is at zero (all equal: no imbalance) or the
+    ratio is within :data:`RELATIVE_NOISE` of 1."""
     wide = latest_values(reports, value, stale_after=stale_after)
     arr = wide.to_numpy()
     n = _participants(arr)
     hi, lo = _nanmax(arr, n), _nanmin(arr, n)
     with np.errstate(divide="ignore", invalid="ignore"):
         vals = np.where(lo == 0, np.where(hi == 0, 1.0, np.inf), hi / np.where(lo == 0, 1.0, lo))
+        vals = np.where(np.abs(vals - 1.0) <= RELATIVE_NOISE, 1.0, vals)  # equal up to rounding: no imbalance
     vals = np.where(n == 0, np.nan, vals)
     return _series(wide.index, name, vals, n)
 

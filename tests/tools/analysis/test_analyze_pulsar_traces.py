@@ -173,9 +173,17 @@ def test_a_run_without_unloads(summaries):
     assert f["unloads"]["total"] == 0 and f["unloads"]["window_per_hour"] == 0.0
     assert f["settle"]["time_s"] == 10.0 and f["settle"]["unloads_before"] == 0
     assert f["score_spread"]["run"] == {"mean": 0.0, "max": 0.0, "final": 0.0}
-    assert f["over_loading"]["events"] == 0 and f["over_unloading"]["share_pct"] == 0.0
+    # Shares of nothing and a leadership the trace says nothing about are absent with the reason, not 0.
+    absent = summaries["calm"].summary["absent"]
+    assert f["over_loading"]["events"] == 0 and f["over_unloading"]["share_pct"] is None
+    assert absent["over_unloading.share_pct"] == "no shedding round"
+    assert absent["over_loading.share_pct"] == "no placement after shedding"
     assert f["unavailability"]["count"] == 0 and f["unavailability"]["p99"] is None
-    assert f["leader"] == {"elections": 0, "changes": 0, "vacancies": 0, "leaderless_s": 0.0}
+    assert absent["unavailability.p99"] == "no topic was unavailable and reconnected"
+    assert f["leader"] == {"elections": 0, "changes": 0, "vacancies": 0, "leaderless_s": None}
+    assert absent["leader.leaderless_s"] == "no leader election or vacancy in the trace"
+    assert absent["lookups.mean_hops"] == "no lookup" and f["lookups"]["mean_hops"] is None
+    assert "settle.time_s" not in absent and not summaries["calm"].summary["partial"]
 
 
 def test_the_written_analysis_and_its_report(summaries, tmp_path):
@@ -191,7 +199,10 @@ def test_the_written_analysis_and_its_report(summaries, tmp_path):
     assert json.loads((out / "summary.json").read_text()) == summaries["shedding"].summary
     assert len(pd.read_parquet(out / "broker_load.parquet")) == 90
     sources = re.findall(r'<img src="([^"]+)"', (out / "report.html").read_text())
+    # This trace's scores are its CPU usages: one panel says so instead of two identical ones.
     assert {s.split("/")[-1] for s in sources} == {
-        "score.png", "cpu.png", "msg_rate.png", "throughput.png", "num_bundles.png", "score_spread.png", "ratios.png", "gc_pauses.png"}
+        "score.png", "msg_rate.png", "throughput.png", "num_bundles.png", "topic_unavailability.png", "score_spread.png",
+        "ratios.png", "gc_pauses.png", "gc_pause_lengths.png"}
+    assert 'alt="Score per broker (weighted max resource usage) — same as: CPU usage per broker"' in (out / "report.html").read_text()
     for src in sources:
         assert mpimg.imread(out / src).shape[1] > 600

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from clusteremu.tools.analysis import load_balance as lb
+from clusteremu.tools.analysis.model import absent_reasons
 
 
 def reports(rows):
@@ -66,7 +67,8 @@ def test_over_unloading_needs_a_high_broker_that_ends_up_strictly_lowest():
     assert out["by_broker"] == {"b1": 1}
     # A round judged after the end of the run, or with no report after it, is undetermined.
     late = lb.over_unloading(df, pd.DataFrame({"t": [900.0], "agent": ["b3"]}), gap_s=300.0, after_s=180.0, end=1000.0)
-    assert (late["rounds"], late["undetermined"], late["share_pct"]) == (1, 1, 0.0)
+    assert (late["rounds"], late["undetermined"], late["share_pct"]) == (1, 1, None)
+    assert absent_reasons(dict(late)) == {"share_pct": "no shedding round could be judged"}
 
 
 def test_a_tie_for_least_loaded_is_balance_not_over_unloading():

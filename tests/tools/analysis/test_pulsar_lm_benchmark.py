@@ -1,0 +1,210 @@
+"""The load-manager benchmark's figures (reconnection after a rolling restart, rebalancing after a scale-out) and
+its side-by-side table, on hand-made events whose answers are worked out by hand."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from clusteremu.tools.analysis.pulsar_lm_benchmark import (
+    PUBLISHED,
+    REBALANCE_BAND,
+    balanced_since,
+    lm_benchmark_tables,
+    rebalance_figures,
+    reconnect_figures,
+)
+from clusteremu.tools.compare import RunSummary
+
+
+def frame(events: list[dict]) -> pd.DataFrame:
+    """Rows as a part receives them: ``t``, ``agent``, ``seq``, ``kind`` and the part's columns (None elsewhere)."""
+    cols = ("topic", "unavailable_s", "reason", "cause", "cpu")
+    rows = [{"t": e["t"], "agent": e["agent"], "seq": i, "kind": e["kind"], **{c: e.get(c) for c in cols}}
+            for i, e in enumerate(events)]
+    return pd.DataFrame(rows).sort_values(["t", "agent", "seq"], kind="stable").reset_index(drop=True)
+
+
+def restart_events() -> list[dict]:
+    ev = [
+        # before the restart: a first connection and an unrelated reconnection, neither counts
+        {"t": 1.0, "agent": "client-1", "kind": "topic_connected", "topic": "a", "unavailable_s": 0.0},
+        {"t": 50.0, "agent": "client-1", "kind": "topic_connected", "topic": "b", "unavailable_s": 3.0},
+        {"t": 100.0, "agent": "broker-1", "kind": "broker_stopping", "cause": "rolling_restart"},
+        {"t": 100.5, "agent": "client-1", "kind": "topic_connected", "topic": "a", "unavailable_s": 0.5},
+        {"t": 130.0, "agent": "broker-2", "kind": "broker_stopping", "cause": "rolling_restart"},
+        # topic a moves twice: its last reconnection is at 131 (31 s after the start)
+        {"t": 131.0, "agent": "client-1", "kind": "topic_connected", "topic": "a", "unavailable_s": 1.0},
+        {"t": 140.0, "agent": "client-2", "kind": "topic_connected", "topic": "c", "unavailable_s": 10.0},
+        {"t": 190.0, "agent": "broker-2", "kind": "rolling_restart_done", "brokers": 2},
+        # a shutdown that is not the restart's does not start it
+        {"t": 20.0, "agent": "broker-9", "kind": "broker_stopping", "cause": "shutdown"},
+    ]
+    return ev
+
+
+def test_reconnect_figures_from_restart_start_to_last_reconnection():
+    f = reconnect_figures(frame(restart_events()))
+    assert f["restart"] is True
+    assert f["start_s"] == 100.0
+    assert f["restart_s"] == pytest.approx(90.0)
+    assert f["brokers_restarted"] == 2
+    assert f["recovery_s"] == pytest.approx(40.0)  # topic c at 140
+    assert f["reconnects"] == 3 and f["topics"] == 2
+    assert f["reconnects_per_topic"] == pytest.approx(1.5)
+    assert f["recovered"]["count"] == 2 and f["recovered"]["max"] == pytest.approx(40.0)
+    assert f["recovered"]["p50"] is not None
+    assert f["unavailable"]["count"] == 3 and f["unavailable"]["max"] == pytest.approx(10.0)
+
+
+def test_reconnections_that_begin_after_the_restart_are_not_the_restarts():
+    ev = restart_events() + [
+        # disconnected at 195 by a shedding unload after the restart was done (190): not counted
+        {"t": 200.0, "agent": "client-2", "kind": "topic_connected", "topic": "c", "unavailable_s": 5.0},
+        # disconnected at 185, during the restart, back at 260: counted
+        {"t": 260.0, "agent": "client-3", "kind": "topic_connected", "topic": "d", "unavailable_s": 75.0},
+    ]
+    f = reconnect_figures(frame(ev))
+    assert f["recovery_s"] == pytest.approx(160.0)
+    assert f["reconnects"] == 4 and f["topics"] == 3
+
+
+def test_reconnect_figures_without_a_restart():
+    ev = [e for e in restart_events() if e.get("cause") != "rolling_restart"]
+    assert reconnect_figures(frame(ev)) == {"restart": False}
+
+
+def samples(t: float, cpu: dict[str, float]) -> list[dict]:
+    return [{"t": t, "agent": b, "kind": "host_usage_sampled", "cpu": v} for b, v in cpu.items()]
+
+
+def scale_out_events(final: dict[str, float]) -> list[dict]:
+    ev = samples(0.0, {"broker-1": 60.0, "broker-2": 60.0})
+    ev += [{"t": 100.0, "agent": "broker-3", "kind": "broker_booted", "cause": "scale_out"},
+           {"t": 100.0, "agent": "broker-4", "kind": "broker_booted", "cause": "scale_out"},
+           {"t": 50.0, "agent": "broker-1", "kind": "broker_booted", "cause": "start"}]
+    # broker-3 samples at 100, broker-4 only at 160: balanced cannot hold before every new broker has a sample
+    ev += samples(100.0, {"broker-1": 40.0, "broker-2": 40.0, "broker-3": 40.0})
+    ev += samples(160.0, {"broker-1": 30.0, "broker-2": 30.0, "broker-3": 30.0, "broker-4": 0.0})
+    ev += samples(220.0, {"broker-1": 30.0, "broker-2": 30.0, "broker-3": 30.0, "broker-4": 30.0})
+    ev += samples(280.0, final)
+    ev += [{"t": 130.0, "agent": "broker-1", "kind": "bundle_unloaded", "reason": "shedding"},
+           {"t": 190.0, "agent": "broker-2", "kind": "bundle_unloaded", "reason": "shedding"},
+           {"t": 190.0, "agent": "broker-2", "kind": "bundle_unloaded", "reason": "shutdown"},
+           {"t": 10.0, "agent": "broker-2", "kind": "bundle_unloaded", "reason": "shedding"}]
+    return ev
+
+
+def test_rebalance_time_is_the_start_of_the_final_balanced_stretch():
+    even = {"broker-1": 35.0, "broker-2": 25.0, "broker-3": 30.0, "broker-4": 30.0}
+    f = rebalance_figures(frame(scale_out_events(even)))
+    assert f["scale_out"] is True and f["start_s"] == 100.0 and f["new_brokers"] == 2
+    # 100: broker-4 has no sample yet; 160: broker-4 at 0 is 22.5 below the mean; 220 on: within the band
+    assert f["time_s"] == pytest.approx(120.0)
+    assert f["balanced"] is True
+    assert f["deviation_end"] == pytest.approx(5.0) and f["spread_end"] == pytest.approx(10.0)
+    assert f["band"] == REBALANCE_BAND
+    assert f["unloads"] == 2 and f["last_unload_s"] == pytest.approx(90.0)
+
+
+def test_rebalance_that_does_not_stay_balanced_has_no_time():
+    uneven = {"broker-1": 50.0, "broker-2": 20.0, "broker-3": 30.0, "broker-4": 20.0}
+    f = rebalance_figures(frame(scale_out_events(uneven)))
+    assert f["time_s"] is None and f["balanced"] is False
+    assert f["deviation_end"] == pytest.approx(20.0)
+
+
+def test_a_wider_band_balances_sooner():
+    ev = scale_out_events({"broker-1": 30.0, "broker-2": 30.0, "broker-3": 30.0, "broker-4": 30.0})
+    rows = frame(ev)
+    s = rows[rows["kind"] == "host_usage_sampled"][["t", "agent", "cpu"]]
+    assert balanced_since(s, 100.0, ["broker-3", "broker-4"], 10.0)["time_s"] == pytest.approx(120.0)
+    assert balanced_since(s, 100.0, ["broker-3", "broker-4"], 25.0)["time_s"] == pytest.approx(60.0)
+
+
+def test_a_stopped_broker_stops_counting_once_its_sample_is_stale():
+    ev = samples(0.0, {"broker-1": 90.0, "broker-2": 30.0, "broker-3": 30.0})
+    for t in (60.0, 120.0, 180.0, 240.0):
+        ev += samples(t, {"broker-2": 30.0, "broker-3": 30.0})
+    s = frame(ev)[["t", "agent", "cpu"]]
+    # broker-1's 90 takes part until its sample is more than 180 s old (at 240)
+    assert balanced_since(s, 0.0, ["broker-3"], 10.0)["time_s"] == pytest.approx(240.0)
+
+
+def test_rebalance_figures_without_a_scale_out():
+    ev = [e for e in scale_out_events({"broker-1": 30.0}) if e.get("cause") != "scale_out"]
+    assert rebalance_figures(frame(ev)) == {"scale_out": False}
+
+
+def summary(name: str, lm: str, figures: dict, seed: int) -> RunSummary:
+    return RunSummary(dir=Path(f"/runs/{name}-{seed}"), seed=seed,
+                      summary={"run": {"model": "pulsar", "scenario": name}, "figures": {"lm_benchmark": figures}},
+                      scenario={"scenario": {"name": name}, "strategy": {"load_manager": lm}})
+
+
+def restart(recovery_s: float, downtime_s: float = 100.0) -> dict:
+    return {"reconnect": {"restart": True, "start_s": 600.0, "recovery_s": recovery_s, "topics": 50,
+                          "unavailable": {"total": downtime_s}},
+            "rebalance": {"scale_out": False}}
+
+
+def scale(time_s: float | None, deviation_end: float = 4.0) -> dict:
+    return {"reconnect": {"restart": False}, "rebalance": {"scale_out": True, "start_s": 600.0, "time_s": time_s,
+                                                           "deviation_end": deviation_end}}
+
+
+def test_table_puts_published_and_emulated_side_by_side_with_ratios():
+    runs = [summary("lm-bench-rolling-restart-modular", "modular", restart(120.0), 1),
+            summary("lm-bench-rolling-restart-modular", "modular", restart(240.0), 2),
+            summary("lm-bench-rolling-restart-extensible", "extensible", restart(90.0, downtime_s=10.0), 1),
+            summary("lm-bench-scale-out-modular", "modular", scale(None, deviation_end=12.0), 1),
+            summary("lm-bench-scale-out-extensible", "extensible", scale(300.0, deviation_end=3.0), 1),
+            # not a benchmark scenario: ignored
+            summary("rolling-restart-modular", "modular", restart(6000.0), 1)]
+    (table,) = lm_benchmark_tables(runs)
+    rows = {(r[0], r[1]): r for r in table["rows"]}
+    reconnect, latency, rebalance = (p.figure for p in PUBLISHED)
+    assert rows[(reconnect, "modular")][2:6] == ["20 min", "3.0", "sd 1.4, 2.0–4.0", "2/2"]
+    assert rows[(reconnect, "extensible")][2:6] == ["10 min", "1.5", "sd 0.0, 1.5–1.5", "1/1"]
+    assert rows[(reconnect, "ratio modular / extensible")][2:4] == ["2.00", "2.00"]
+    downtime = [k for k in rows if k[0].startswith("publisher's time without a connection")]
+    assert [rows[k][3] for k in downtime] == ["2.00", "0.20", "10.00"]  # 100 s / 50 topics; 10 s / 50; ratio
+    assert rows[downtime[0]][2] == "not published"
+    assert rows[(latency, "modular")][3] == "not modelled"
+    assert "no message path" in rows[(latency, "modular")][6]
+    # the modular scale-out never balanced: no figure, and so no ratio
+    assert rows[(rebalance, "modular")][3:6] == ["—", "—", "0/1"]
+    assert rows[(rebalance, "extensible")][3] == "5.0"
+    assert rows[(rebalance, "ratio modular / extensible")][2:4] == ["1.40", "—"]
+    assert "not every run" in rows[(rebalance, "ratio modular / extensible")][6]
+    deviation = [k for k in rows if k[0].startswith("largest CPU distance")]
+    assert [rows[k][3] for k in deviation] == ["12.0", "3.0", "4.00"]
+
+
+def test_no_ratio_when_only_some_seeds_reach_the_figure():
+    runs = [summary("lm-bench-scale-out-modular", "modular", scale(180.0), 1),
+            summary("lm-bench-scale-out-modular", "modular", scale(None), 2),
+            summary("lm-bench-scale-out-extensible", "extensible", scale(1440.0), 1),
+            summary("lm-bench-scale-out-extensible", "extensible", scale(1440.0), 2)]
+    (table,) = lm_benchmark_tables(runs)
+    rows = {(r[0], r[1]): r for r in table["rows"]}
+    rebalance = PUBLISHED[2].figure
+    assert rows[(rebalance, "modular")][3:6] == ["3.0", "sd 0.0, 3.0–3.0", "1/2"]
+    assert rows[(rebalance, "ratio modular / extensible")][3] == "—"
+    runs[1] = summary("lm-bench-scale-out-modular", "modular", scale(300.0), 2)
+    (table,) = lm_benchmark_tables(runs)
+    rows = {(r[0], r[1]): r for r in table["rows"]}
+    assert rows[(rebalance, "ratio modular / extensible")][3] == "0.17"  # 4 min / 24 min
+    assert any("pulsar-site" in n for n in table["notes"])
+
+
+def test_an_experiment_without_runs_has_no_rows():
+    (table,) = lm_benchmark_tables([summary("lm-bench-rolling-restart-modular", "modular", restart(60.0), 1)])
+    figures = {r[0] for r in table["rows"]}
+    assert PUBLISHED[0].figure in figures and PUBLISHED[1].figure in figures  # latency: always said
+    assert PUBLISHED[2].figure not in figures
+
+
+def test_no_table_without_benchmark_runs():
+    assert lm_benchmark_tables([summary("rolling-restart-modular", "modular", restart(60.0), 1)]) == []
