@@ -1,86 +1,174 @@
-"""Benchmark (not a test): a large RocketMQ consumer group in-process (or in worker processes).
+"""Benchmark (not a test): the ``rocketmq-large`` scenario in-process (or in worker processes).
 
-Builds a copy of the built-in ``rocketmq-scale-out-averagely`` scenario at a large size — ``--brokers`` brokers
-with ``--queues`` queues each, ``--consumers`` consumers, a scale-out of ``--add`` more consumers at 300 s — and
-runs it for ``--until`` seconds of virtual time. Prints the set-up and run times, events written and events per
-second, the peak resident memory, and what the trace says about the scale-out (overlap and orphan queue-seconds,
-messages consumed twice, queues moved) — computed from the trace after the timed run. Usage::
+Runs the built-in ``rocketmq-large`` scenario (2,000 consumers in 20 groups, 50 brokers, 25,600 queues, one hour
+of virtual time with a scale-out of 100 consumers at 1,200 s and a crash at 2,400 s) or a scaled copy of it, and
+prints the set-up time (building the agents), the run's wall time, the events written and events per second,
+the messages the agents exchanged and the coordinator's windows, the peak resident memory of the process, and the
+events written per kind (the trace's shape).
 
-    python benchmarks/rocketmq_large_bench.py [--brokers 20] [--queues 16] [--consumers 200] [--add 50]
-                                              [--until 600] [--agents inproc|procs:N] [--json]
+``--scale F`` multiplies the groups by F (at least one), each with its 100 consumers, its topic's 1,280 queues on
+10 of the 50 brokers and its share of the scale-out, so that what a consumer, a group and a topic do is what they
+do at full size; ``--until S`` shortens the virtual time. ``--agents MODE [MODE ...]`` runs the scenario at each placement in turn (``inproc procs:2``)
+and says whether every digest is the same. ``--figures`` adds what the trace says about the changes (overlap and
+orphan queue-seconds after the scale-out, messages consumed twice, queues taken after the scale-out), computed
+from the trace after the timed run.
+
+``--single-group BROKERS QUEUES CONSUMERS ADDED`` runs instead the previous benchmark's shape, which older code
+can run too: a copy of ``rocketmq-scale-out-averagely`` with that many brokers, queues per broker and consumers,
+and ADDED more consumers at 300 s (for before/after comparisons: run this file with an exported older tree first
+on ``PYTHONPATH``). Usage::
+
+    python benchmarks/rocketmq_large_bench.py [--scale 1.0] [--until 3600] [--agents inproc procs:2] [--figures] [--json]
+    python benchmarks/rocketmq_large_bench.py --single-group 10 16 100 20 --until 400
 """
 from __future__ import annotations
 
 import argparse
 import copy
 import json
+import os
 import resource
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from clusteremu.agents.rocketmq.views import RocketMQViews  # noqa: E402
+from clusteremu.emulator.models import load_model  # noqa: E402
 from clusteremu.emulator.runner import execute  # noqa: E402
-from clusteremu.emulator.trace.query import Trace  # noqa: E402
+from clusteremu.emulator.trace import open_run  # noqa: E402
 from clusteremu.scenarios.loader import load_scenario, validate_scenario  # noqa: E402
 
-SCALE_OUT_AT = 300.0
+NAME = "rocketmq-large"
 
 
-def large(brokers: int, queues: int, consumers: int, add: int):
-    """The scale-out scenario at the given size."""
-    base = load_scenario("rocketmq-scale-out-averagely")
+def scaled(scenario, scale: float):
+    """The scenario with its groups (and so its consumers, queues and scale-out) multiplied by ``scale``: each group
+    keeps its 100 consumers, its topic on 10 of the 50 brokers and its 5 added consumers, so a consumer, a group
+    and a topic do what they do at full size; the crashed consumer is kept if it still exists."""
+    data = copy.deepcopy(scenario.data)
+    cluster, work = data["cluster"], data["workload"]
+    groups = max(1, round(work["groups"] * scale))
+    per_group = cluster["consumers"] // work["groups"]
+    work["groups"] = groups
+    cluster["consumers"] = per_group * groups
+    faults = []
+    for f in data["faults"]:
+        f = dict(f)
+        if f["kind"] == "scale_out":
+            n = len(f["agents"]) // scenario.data["workload"]["groups"] * groups
+            f["agents"] = [f"consumer-{cluster['consumers'] + i + 1}" for i in range(n)]
+            f["label"] = f"{n} more consumers"
+        elif f["kind"] == "crash":
+            f["agents"] = [a if int(a.rsplit("-", 1)[1]) <= cluster["consumers"] else "consumer-1" for a in f["agents"]]
+        faults.append(f)
+    data["faults"] = faults
+    return validate_scenario(data, f"{scenario.source} (scale {scale})")
+
+
+def single_group(brokers: int, queues: int, consumers: int, added: int):
+    """The previous benchmark's shape: ``rocketmq-scale-out-averagely`` at the given size, ``added`` consumers more
+    at 300 s."""
+    base = load_scenario("rocketmq-scale-out-averagely", [])
     data = copy.deepcopy(base.data)
-    data["scenario"]["name"] = "rocketmq-large"
+    data["scenario"]["name"] = "rocketmq-single-group"
     data["cluster"].update(brokers=brokers, queues_per_broker=queues, consumers=consumers)
-    data["faults"] = [{"kind": "scale_out", "at": SCALE_OUT_AT, "label": f"{add} more consumers",
-                       "agents": [f"consumer-{i}" for i in range(consumers + 1, consumers + add + 1)]}] if add else []
-    return validate_scenario(data, f"{base.source} (large)")
+    data["faults"] = [{"kind": "scale_out", "at": 300.0, "label": f"{added} more consumers",
+                       "agents": [f"consumer-{i}" for i in range(consumers + 1, consumers + added + 1)]}]
+    return validate_scenario(data, f"{base.source} (single group)")
 
 
-def main(argv: list[str] | None = None) -> dict:
+def trace_figures(run_dir: Path, scale_out_at: float) -> dict:
+    """What the trace says about the scale-out and the crash (after the timed run)."""
+    from clusteremu.agents.rocketmq.views import RocketMQViews
+    from clusteremu.emulator.trace.query import Trace
+
+    v = RocketMQViews(Trace(run_dir))
+    return {
+        "overlap_queue_s_after_scale_out": round(v.overlap_seconds(within=(scale_out_at, None)), 3),
+        "orphan_queue_s_after_scale_out": round(v.orphan_seconds(within=(scale_out_at, None)), 3),
+        "consumed_twice": round(v.duplicates_total(), 1),
+        "queues_taken_after_scale_out": sum(1 for h in v.holdings() if h.start >= scale_out_at),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--brokers", type=int, default=20)
-    ap.add_argument("--queues", type=int, default=16)
-    ap.add_argument("--consumers", type=int, default=200)
-    ap.add_argument("--add", type=int, default=50)
-    ap.add_argument("--until", type=float, default=600.0)
-    ap.add_argument("--agents", default="inproc")
-    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--until", type=float, default=None, help="virtual seconds (default: the scenario's hour)")
+    ap.add_argument("--agents", nargs="+", default=["inproc"], help="placements to run in turn")
+    ap.add_argument("--figures", action="store_true", help="also compute the trace's figures (slow at full size)")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--single-group", nargs=4, type=int, metavar=("BROKERS", "QUEUES", "CONSUMERS", "ADDED"),
+                    help="the previous benchmark's shape instead (see above)")
     args = ap.parse_args(argv)
-    t0 = time.perf_counter()
-    sc = large(args.brokers, args.queues, args.consumers, args.add)
-    t1 = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        result = execute(sc, Path(tmp) / "run", until=args.until, agents=args.agents)
-        t2 = time.perf_counter()
-        events = result.manifest["events"]["count"]
-        v = RocketMQViews(Trace(result.run_dir))
-        moved = sum(1 for h in v.holdings() if h.start >= SCALE_OUT_AT)
-        out = {
-            "brokers": args.brokers, "queues": args.brokers * args.queues, "consumers": args.consumers,
-            "added": args.add, "until_s": args.until, "agents": args.agents,
-            "setup_s": round(t1 - t0, 3), "run_s": round(t2 - t1, 3), "events": events,
-            "events_per_s": round(events / max(t2 - t1, 1e-9)),
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1),
-            "overlap_queue_s": round(v.overlap_seconds(within=(SCALE_OUT_AT, None)), 3),
-            "orphan_queue_s": round(v.orphan_seconds(within=(SCALE_OUT_AT, None)), 3),
-            "consumed_twice": round(v.duplicates_total(), 1),
-            "queues_taken_after_scale_out": moved,
-            "digest": result.digest,
-        }
-    if args.json:
-        print(json.dumps(out, indent=1))
+
+    if args.single_group:
+        scenario = single_group(*args.single_group)
     else:
-        for k, val in out.items():
-            print(f"{k:30s} {val}")
-    return out
+        base = load_scenario(NAME, [])
+        scenario = scaled(base, args.scale) if args.scale != 1.0 else base
+    t0 = time.perf_counter()
+    specs = load_model("rocketmq").agents(scenario.data)
+    setup_s = time.perf_counter() - t0
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    placements = []
+    out: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, agents in enumerate(args.agents):
+            t0 = time.perf_counter()
+            result = execute(scenario, Path(tmp) / f"run-{i}", until=args.until, agents=agents)
+            wall_s = time.perf_counter() - t0
+            placements.append({"agents": agents, "wall_s": round(wall_s, 2), "digest": result.digest})
+            if i == 0:
+                first, first_wall = result, wall_s
+                rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+                trace_mb = sum(f.stat().st_size for f in Path(result.run_dir).rglob("*") if f.is_file()) / 1e6
+                kinds = Counter(e.kind for e in open_run(result.run_dir).events())
+                if args.figures:
+                    at = next(f["at"] for f in scenario.data["faults"] if f["kind"] == "scale_out")
+                    out = trace_figures(result.run_dir, at)
+    load_after = [round(x, 2) for x in os.getloadavg()]
+    events = first.manifest["events"]["count"]
+    figures = {
+        "scale": args.scale,
+        "consumers": scenario.data["cluster"]["consumers"],
+        "brokers": scenario.data["cluster"]["brokers"],
+        "queues": scenario.data["cluster"]["queues_per_broker"] * (
+            scenario.data["workload"].get("groups", 1) * scenario.data["workload"].get("topic_brokers", 0)
+            or scenario.data["cluster"]["brokers"]),
+        "agents": len(specs),
+        "virtual_s": args.until or scenario.duration_s,
+        "setup_s": round(setup_s, 2),
+        "wall_s": round(first_wall, 2),
+        "events": events,
+        "events_per_s": round(events / first_wall),
+        "messages": first.manifest["stats"]["messages"],
+        "windows": first.manifest["stats"]["windows"],
+        "peak_rss_mb": round(rss),
+        "trace_mb": round(trace_mb, 1),
+        "by_kind": dict(kinds.most_common()),
+        **out,
+        "placements": placements,
+        "same_digest": len({p["digest"] for p in placements}) == 1,
+        "load_before": load_before,
+        "load_after": load_after,
+    }
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        for k, v in figures.items():
+            if k not in ("placements", "by_kind"):
+                print(f"{k:>32}: {v}")
+        print(f"{'events by kind':>32}: " + ", ".join(f"{k} {n}" for k, n in figures["by_kind"].items()))
+        for p in placements:
+            print(f"{p['agents']:>32}: wall {p['wall_s']} s, digest {p['digest'][:16]}")
+    return 0 if figures["same_digest"] else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -3,8 +3,9 @@ the orderly consumers' queue locks, and RocketMQ 5's broker-side assignment and 
 
 Components: :class:`Broker` and the event kinds it writes. The broker's parts, with the real classes they model:
 
-* queues (``ConsumeQueue``): ``queues`` queues whose max offset grows at ``rate_per_queue`` msg/s from the
-  broker's start (messages are a fluid: offsets are numbers);
+* queues (``ConsumeQueue``): per topic it serves (``topics``: topic -> its consumer group and queue count), that
+  many queues whose max offset grows at ``rate_per_queue`` msg/s from the broker's start (messages are a fluid:
+  offsets are numbers);
 * route registration (``BrokerController.registerBrokerAll``): at start and every ``registerNameServerPeriod``
   to the name server; ``UNREGISTER_BROKER`` on a graceful stop;
 * ``ConsumerManager`` / ``ConsumerGroupInfo``: ``HEARTBEAT`` registers a client id (a new channel: ``CHANGE``),
@@ -13,9 +14,13 @@ Components: :class:`Broker` and the event kinds it writes. The broker's parts, w
   idle handler closes a channel without any traffic for ``serverChannelMaxIdleTimeSeconds`` (its close event removes
   it and notifies); registrations, unregistrations and close events are sent to the group's remaining channels as
   ``NOTIFY_CONSUMER_IDS_CHANGED`` when ``notifyConsumerIdsChangedEnable`` (``DefaultConsumerIdsChangeListener``);
-  ``GET_CONSUMER_LIST_BY_GROUP`` answers the group's client ids;
-* ``ConsumerOffsetManager``: ``UPDATE_CONSUMER_OFFSET`` (one-way) stores, ``QUERY_CONSUMER_OFFSET`` reads (-1 if
-  none) with the queue's max offset and the offset at a timestamp (``computePullFromWhere`` needs them);
+  ``GET_CONSUMER_LIST_BY_GROUP`` answers the group's client ids. The trace names each list by its *version* on
+  this broker (one more at each registration, unregistration or expiry of the group): the events of a change carry
+  the client id that changed, so the list of any version is the replay of the group's changes on this broker
+  (:meth:`clusteremu.agents.rocketmq.views.RocketMQViews.cid_list`), written once instead of at every use;
+* ``ConsumerOffsetManager``: ``UPDATE_CONSUMER_OFFSET`` (one-way) and each ``PULL`` request's commit offsets
+  store, ``QUERY_CONSUMER_OFFSET`` reads (-1 if none) with the queue's max offset and the offset at a timestamp
+  (``computePullFromWhere`` needs them);
 * ``RebalanceLockManager``: ``LOCK_BATCH_MQ`` / ``UNLOCK_BATCH_MQ`` with a ``rocketmq.broker.rebalance.lockMaxLiveTime``
   lease (60 s);
 * ``PULL``: a consumer's batched pull answers each queue's max offset (the fluid's "messages available");
@@ -50,33 +55,38 @@ PERM_READ_WRITE = 6
 QUERY_ASSIGNMENT_STRATEGIES = {"AVG": "AllocateMessageQueueAveragely", "AVG_BY_CIRCLE": "AllocateMessageQueueAveragelyByCircle"}
 
 declare("queues_created",
-        "A broker started serving `queues` queues (ids 0..queues-1) of the topic `subscription`, named "
-        "`<subscription>/<broker>/<id>` in `queue` fields; producers append `rate_per_queue` msg/s to each; machine "
-        "room `room` ('' if none).",
-        __name__, broker="str", subscription="str", queues="int", rate_per_queue="float", room="str")
+        "A broker started serving `queues` queues (ids 0..queues-1) of the topic `subscription` (consumed by "
+        "`group`), named `<subscription>/<broker>/<id>` in `queue` fields; producers append `rate_per_queue` msg/s "
+        "to each; machine room `room` ('' if none). One event per topic the broker serves.",
+        __name__, broker="str", subscription="str", group="str", queues="int", rate_per_queue="float", room="str")
 declare("consumer_registered",
         "The broker registered a new consumer channel of `group` from a heartbeat: client id `cid` of agent "
-        "`consumer`; `cids`: the group's client ids on this broker afterwards (registration order).",
-        __name__, group="str", cid="str", consumer="str", cids="list")
+        "`consumer`, appended to the group's client-id list on this broker (registration order), which is now "
+        "version `version` (`cids` ids).",
+        __name__, group="str", cid="str", consumer="str", version="int", cids="int")
 declare("consumer_unregistered",
-        "The broker removed a consumer channel on the client's UNREGISTER_CLIENT (graceful shutdown); `cids` after.",
-        __name__, group="str", cid="str", consumer="str", cids="list")
+        "The broker removed a consumer channel on the client's UNREGISTER_CLIENT (graceful shutdown): `cid` left the "
+        "list, now version `version` (`cids` ids).",
+        __name__, group="str", cid="str", consumer="str", version="int", cids="int")
 declare("channel_expired",
         "The broker closed a silent consumer channel. `cause` scan: ClientHousekeepingService (every 10 s) found no "
         "heartbeat for `silent_s` seconds (> channelExpiredTimeout) and removed it itself, so the close event that "
         "follows finds nothing and the group is NOT notified (as in RocketMQ 4.9.x and 5.x); `cause` idle: Netty's "
         "idle handler closed the channel after `silent_s` seconds without any traffic (> serverChannelMaxIdleTime"
-        "Seconds), and the close event removed it and notified the group. `cids` after.",
-        __name__, group="str", cid="str", consumer="str", silent_s="float", cids="list", cause="str")
+        "Seconds), and the close event removed it and notified the group. `cid` left the list, now version "
+        "`version` (`cids` ids).",
+        __name__, group="str", cid="str", consumer="str", silent_s="float", version="int", cids="int", cause="str")
 declare("consumer_ids_changed_notified",
         "The broker sent NOTIFY_CONSUMER_IDS_CHANGED to the `notified` remaining channels of `group` (`cause`: "
-        "registered, unregistered, expired); `cids`: the group's client ids it now holds.",
-        __name__, group="str", cause="str", cids="list", notified="int")
+        "registered, unregistered, expired); `version`: the version of the group's client-id list it now holds.",
+        __name__, group="str", cause="str", version="int", notified="int")
 declare("offset_committed",
-        "The broker stored a consumer offset (UPDATE_CONSUMER_OFFSET from `cid`): `queue`'s committed offset of "
+        "The broker stored a consumer offset (UPDATE_CONSUMER_OFFSET or a pull request's commit offset, from `cid`): "
+        "`queue`'s committed offset of "
         "`group` went from `previous` (-1: none) to `offset` (messages, the next one to consume). Written only "
-        "when the value changes.",
-        __name__, group="str", queue="str", cid="str", offset="float", previous="float")
+        "when the value changes, and only when the scenario's workload.trace_commits is true (the default). `via`: "
+        "update (UPDATE_CONSUMER_OFFSET: persistAllConsumerOffset, or a dropped queue's offset) or pull.",
+        __name__, group="str", queue="str", cid="str", offset="float", previous="float", via="str")
 declare("queue_locked",
         "RebalanceLockManager gave `queue`'s lock of `group` to `cid` (a new holder, not a renewal); `previous`: "
         "the former holder ('' if none), `expired`: whether its 60 s lease had run out.",
@@ -88,10 +98,11 @@ declare("queue_unlocked", "`cid` released `queue`'s lock of `group` (UNLOCK_BATC
         __name__, group="str", queue="str", cid="str")
 declare("assignment_queried",
         "QUERY_ASSIGNMENT (5.x broker-side assignment): the broker allocated `assigned` entries to `cid` with "
-        "`strategy` from its own view: `cids` (its consumer list) and `route_queues` (its cached route's queue "
-        "count); `mode` PULL or POP; `ok` false when it could not (no route, no consumers, unknown strategy).",
-        __name__, group="str", cid="str", strategy="str", mode="str", cids="list", route_queues="int",
-        assigned="int", ok="bool")
+        "`strategy` from its own view: version `cid_version` of its client-id list of the group (`cids` ids) and "
+        "`route_queues` (its cached route's queue count); `mode` PULL or POP; `ok` false when it could not (no "
+        "route, no consumers, unknown strategy).",
+        __name__, group="str", cid="str", strategy="str", mode="str", cid_version="int", cids="int",
+        route_queues="int", assigned="int", ok="bool")
 declare("pop_revived",
         "Popped messages of `queue` not acked by `cid` within their invisible time became visible again: "
         "`messages` messages from `from_offset` (they are delivered again: duplicates if they had been consumed).",
@@ -111,23 +122,28 @@ class Broker(JvmAgent):
     def on_start(self) -> None:
         p = self.params
         self.cfg = p["config"]
-        self.topic = p["topic"]
+        self.topics: dict[str, dict[str, Any]] = p["topics"]  # topic -> {group, queues}
         self.created_at = self.now
-        self.keys = [queue_key(self.topic, self.name, i) for i in range(p["queues"])]
+        self.keys_of = {t: [queue_key(t, self.name, i) for i in range(v["queues"])] for t, v in self.topics.items()}
+        self.keys = [k for keys in self.keys_of.values() for k in keys]
+        self.group_of = {k: self.topics[t]["group"] for t, keys in self.keys_of.items() for k in keys}  # queue -> group
         self._groups: dict[str, dict[str, dict[str, Any]]] = {}  # group -> cid -> {consumer, last}
+        self._versions: dict[str, int] = {}  # group -> version of its client-id list here
         self._offsets: dict[str, dict[str, float]] = {}  # group -> queue -> committed offset
         self._locks: dict[str, dict[str, list]] = {}  # group -> queue -> [cid, last update]
         self._pop: dict[str, dict[str, Any]] = {}  # queue -> {next, retry: [[a, b]], inflight: [[a, b, deadline, cid]]}
-        self._route_queues: list | None = None  # TopicRouteInfoManager's cached subscribe info (5.x)
+        self._route_queues: dict[str, list] = {}  # topic -> TopicRouteInfoManager's cached subscribe info (5.x)
         self._channel_of: dict[str, str] = {}  # consumer agent -> the client id of its current channel
         self._idle_wakeup = None
-        self.emit("queues_created", broker=self.name, subscription=self.topic, queues=p["queues"],
-                  rate_per_queue=float(p["rate_per_queue"]), room=p["room"])
+        for topic, v in self.topics.items():
+            self.emit("queues_created", broker=self.name, subscription=topic, group=v["group"], queues=v["queues"],
+                      rate_per_queue=float(p["rate_per_queue"]), room=p["room"])
         mode = p["timer_mode"]
         self._register()
         ctl = self.executor("BrokerControllerScheduledThread")
-        ctl.schedule_periodic(mode, self._register, 10.0, seconds(self.cfg, "registerNameServerPeriod"),
-                              name="registerBrokerAll")
+        # BrokerController.start clamps the period to [10 s, 60 s].
+        period = max(10.0, min(seconds(self.cfg, "registerNameServerPeriod"), 60.0))
+        ctl.schedule_periodic(mode, self._register, 10.0, period, name="registerBrokerAll")
         self.executor("ClientHousekeepingScheduledThread").schedule_periodic(
             mode, self._scan_exception_channel, 10.0, 10.0, name="scanExceptionChannel")
         if p["assignment"]:
@@ -157,12 +173,12 @@ class Broker(JvmAgent):
 
     def _stats(self) -> Generator:
         step = float(self.params["stats_interval_s"])
-        group = self.params["group"]
         t = math.floor(self.now / step) * step + step
         while True:
             yield self.env.timeout(t - self.now)
             top = self.max_offset()
             for key in self.keys:
+                group = self.group_of[key]
                 c = self._committed(group, key)
                 self.emit("queue_stats", group=group, queue=key, max_offset=top, committed=c,
                           lag=(top - c) if c >= 0 else -1.0)
@@ -171,17 +187,19 @@ class Broker(JvmAgent):
     # -- name server -------------------------------------------------------------------------------------
     def _register(self) -> None:
         self.send(self.params["namesrv"], "REGISTER_BROKER",
-                  {"broker": self.name, "queues": self.params["queues"], "perm": PERM_READ_WRITE,
+                  {"broker": self.name, "topics": [[t, v["queues"], PERM_READ_WRITE] for t, v in self.topics.items()],
                    "room": self.params["room"]})
 
     def _update_route(self) -> Generator:
-        reply = yield from self.call(self.params["namesrv"], "GET_ROUTEINFO_BY_TOPIC", {"topic": self.topic},
-                                     timeout=seconds(self.cfg, "mqClientApiTimeout"))
-        if reply is not None and reply["found"]:
-            qds = [QueueData(b, n, perm) for b, n, perm in reply["queue_datas"]]
-            self._route_queues = sort_mq_all(subscribe_queues(self.topic, qds))  # sorted once per route
-        elif reply is not None:
-            self._route_queues = None
+        """``TopicRouteInfoManager``: the route of every topic the broker serves, one request each."""
+        for topic in self.topics:
+            reply = yield from self.call(self.params["namesrv"], "GET_ROUTEINFO_BY_TOPIC", {"topic": topic},
+                                         timeout=seconds(self.cfg, "mqClientApiTimeout"))
+            if reply is not None and reply["found"]:
+                qds = [QueueData(b, n, perm) for b, n, perm in reply["queue_datas"]]
+                self._route_queues[topic] = sort_mq_all(subscribe_queues(topic, qds))  # sorted once per route
+            elif reply is not None:
+                self._route_queues.pop(topic, None)
 
     def shutdown(self, cause: str) -> None:
         """A graceful stop: unregister from the name server, then stop."""
@@ -216,14 +234,16 @@ class Broker(JvmAgent):
         if new:
             if self._idle_wakeup is not None and not self._idle_wakeup.triggered:
                 self._idle_wakeup.succeed()
-            self.emit("consumer_registered", group=group, cid=cid, consumer=msg.src, cids=list(channels))
+            self.emit("consumer_registered", group=group, cid=cid, consumer=msg.src, version=self._bump(group),
+                      cids=len(channels))
             self._notify(group, "registered")
 
     def _on_UNREGISTER_CLIENT(self, msg: Message, body: dict) -> None:
         group, cid = body["group"], body["cid"]
         channels = self._groups.get(group, {})
         if channels.pop(cid, None) is not None:
-            self.emit("consumer_unregistered", group=group, cid=cid, consumer=msg.src, cids=list(channels))
+            self.emit("consumer_unregistered", group=group, cid=cid, consumer=msg.src, version=self._bump(group),
+                      cids=len(channels))
             self._notify(group, "unregistered")
 
     def _scan_exception_channel(self) -> None:
@@ -236,7 +256,7 @@ class Broker(JvmAgent):
                 # ConsumerManager.scanNotActiveChannel removes the channel before Netty's close event runs, so
                 # doChannelCloseEvent finds nothing to remove and nothing is notified.
                 self.emit("channel_expired", group=group, cid=cid, consumer=ch["consumer"],
-                          silent_s=self.now - ch["last"], cids=list(channels), cause="scan")
+                          silent_s=self.now - ch["last"], version=self._bump(group), cids=len(channels), cause="scan")
 
     def _idle_watch(self) -> Generator:
         """Netty's ``IdleStateHandler(0, 0, serverChannelMaxIdleTimeSeconds)``: a channel without traffic that long
@@ -255,7 +275,8 @@ class Broker(JvmAgent):
                 for cid in [c for c, ch in channels.items() if self.now - ch["io"] >= idle]:
                     ch = channels.pop(cid)
                     self.emit("channel_expired", group=group, cid=cid, consumer=ch["consumer"],
-                              silent_s=self.now - ch["io"], cids=list(channels), cause="idle")
+                              silent_s=self.now - ch["io"], version=self._bump(group), cids=len(channels),
+                              cause="idle")
                     self._notify(group, "expired")
 
     def _notify(self, group: str, cause: str) -> None:
@@ -267,15 +288,21 @@ class Broker(JvmAgent):
             return
         for ch in channels.values():
             self.send(ch["consumer"], "NOTIFY_CONSUMER_IDS_CHANGED", {"group": group})
-        self.emit("consumer_ids_changed_notified", group=group, cause=cause, cids=list(channels),
+        self.emit("consumer_ids_changed_notified", group=group, cause=cause, version=self._versions[group],
                   notified=len(channels))
 
+    def _bump(self, group: str) -> int:
+        """The next version of ``group``'s client-id list on this broker (the first list is version 1)."""
+        v = self._versions[group] = self._versions.get(group, 0) + 1
+        return v
+
     def _on_GET_CONSUMER_LIST_BY_GROUP(self, msg: Message, body: dict) -> None:
-        self.reply(msg, {"cids": list(self._groups.get(body["group"], {}))})
+        group = body["group"]
+        self.reply(msg, {"cids": list(self._groups.get(group, {})), "version": self._versions.get(group, 0)})
 
     def _on_QUERY_CONSUMER_OFFSET(self, msg: Message, body: dict) -> None:
         key = body["queue"]
-        if key not in self.keys:
+        if key not in self.group_of:
             self.reply(msg, {"ok": False})
             return
         ts = body.get("timestamp")
@@ -284,19 +311,28 @@ class Broker(JvmAgent):
                          "timestamp_offset": self.max_offset(ts) if ts is not None else -1.0})
 
     def _on_UPDATE_CONSUMER_OFFSET(self, msg: Message, body: dict) -> None:
-        table = self._offsets.setdefault(body["group"], {})
-        for key, offset in body["offsets"]:
-            if key not in self.keys:
+        self._commit(body["group"], body["cid"], body["offsets"], "update")
+
+    def _commit(self, group: str, cid: str, offsets: list, via: str) -> None:
+        """``ConsumerOffsetManager.commitOffset`` of each [queue, offset] (queues of other brokers ignored)."""
+        table = self._offsets.setdefault(group, {})
+        for key, offset in offsets:
+            if key not in self.group_of:
                 continue
             prev = table.get(key, -1.0)
             if offset != prev:
                 table[key] = offset
-                self.emit("offset_committed", group=body["group"], queue=key, cid=body["cid"], offset=offset,
-                          previous=prev)
+                if self.params["trace_commits"]:
+                    self.emit("offset_committed", group=group, queue=key, cid=cid, offset=offset, previous=prev,
+                              via=via)
 
     def _on_PULL(self, msg: Message, body: dict) -> None:
+        # PullMessageProcessor: a new (not suspended) request with the commit-offset flag stores the offsets it
+        # carries on a master broker (every broker of the model is one).
+        if body["commit"]:
+            self._commit(body["group"], body["cid"], body["commit"], "pull")
         top = self.max_offset()
-        self.reply(msg, {"max": [[k, top] for k in body["queues"] if k in self.keys]})
+        self.reply(msg, {"max": [[k, top] for k in body["queues"] if k in self.group_of]})
 
     # -- RebalanceLockManager ----------------------------------------------------------------------------
     def _on_LOCK_BATCH_MQ(self, msg: Message, body: dict) -> None:
@@ -305,7 +341,7 @@ class Broker(JvmAgent):
         table = self._locks.setdefault(group, {})
         locked = []
         for key in body["queues"]:
-            if key not in self.keys:
+            if key not in self.group_of:
                 continue
             entry = table.get(key)
             if entry is None or entry[0] == cid or self.now - entry[1] > lease:
@@ -333,7 +369,7 @@ class Broker(JvmAgent):
         group, cid, strategy_name = body["group"], body["cid"], body["strategy"]
         mode = self.cfg["defaultMessageRequestMode"]
         cids = list(self._groups.get(group, {}))
-        mqs = self._route_queues
+        mqs = self._route_queues.get(body["topic"])
         assigned: list | None = None
         if body["messageModel"] == "BROADCASTING" and mqs is not None:
             assigned = list(mqs)
@@ -352,8 +388,8 @@ class Broker(JvmAgent):
                     assigned = None
         ok = assigned is not None
         keys = list(dict.fromkeys(queue_of(mq) for mq in assigned)) if ok else []
-        self.emit("assignment_queried", group=group, cid=cid, strategy=strategy_name, mode=mode, cids=cids,
-                  route_queues=len(mqs) if mqs is not None else 0, assigned=len(keys), ok=ok)
+        self.emit("assignment_queried", group=group, cid=cid, strategy=strategy_name, mode=mode,
+                  cid_version=self._versions.get(group, 0), cids=len(cids), route_queues=len(mqs) if mqs is not None else 0, assigned=len(keys), ok=ok)
         self.reply(msg, {"ok": ok, "mode": mode, "queues": keys})
 
     # -- 5.x: POP and ACK --------------------------------------------------------------------------------
@@ -370,13 +406,14 @@ class Broker(JvmAgent):
         group, cid = body["group"], body["cid"]
         budget = float(body["max"])
         deadline = self.now + float(body["invisible_s"])
-        qid = parse_queue_key(body["queue"]).queue_id
-        if qid >= 0:
-            order = [queue_key(self.topic, self.name, qid)] if qid < len(self.keys) else []
+        mq = parse_queue_key(body["queue"])
+        keys = self.keys_of.get(mq.topic, [])
+        if mq.queue_id >= 0:
+            order = [keys[mq.queue_id]] if mq.queue_id < len(keys) else []
         else:
-            # PopMessageProcessor: a random start queue, then every queue of the broker in turn.
+            # PopMessageProcessor: a random start queue, then every queue of the topic on the broker in turn.
             start = int(self.rng("pop").integers(0, 100))
-            order = [self.keys[(start + i) % len(self.keys)] for i in range(len(self.keys))]
+            order = [keys[(start + i) % len(keys)] for i in range(len(keys))]
         top = self.max_offset()
         out = []
         for key in order:
@@ -412,11 +449,11 @@ class Broker(JvmAgent):
                     break
 
     def _revive(self) -> None:
-        group = self.params["group"]
         for key in self.keys:
             st = self._pop.get(key)
             if st is None:
                 continue
+            group = self.group_of[key]
             keep = []
             for r in st["inflight"]:
                 if r[2] <= self.now:

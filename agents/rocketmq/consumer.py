@@ -19,7 +19,8 @@ Components: :class:`Consumer` and the event kinds it writes. Its parts, with the
 * 5.x broker-side assignment (``clientRebalance = false``): ``QUERY_ASSIGNMENT`` to one broker; PULL assignments as
   above, POP assignments (``(topic, broker, -1)``: every queue of the broker) popped with ``popInvisibleTime``;
 * consumption as a fluid: every ``consume_tick_s`` the client pulls (one batched request per broker: each queue's
-  max offset) and consumes up to its capacity, shared equally among its queues; POP pops ranges, consumes them
+  max offset; the request commits each queue's consume offset, ``commitOffset`` of ``PullMessageRequestHeader``)
+  and consumes up to its capacity, shared equally among its queues; POP pops ranges, consumes them
   over the next tick and acks them then (a consumer paused or crashed meanwhile leaves them to be revived);
 * orderly consumers (``ConsumeMessageOrderlyService``): re-lock their queues every 20 s and consume a queue only
   while its lock is younger than 30 s;
@@ -39,12 +40,11 @@ from clusteremu.emulator.agent import AgentContext
 from clusteremu.emulator.jvm import JvmAgent
 from clusteremu.emulator.messages import Message
 from clusteremu.emulator.trace.kinds import declare
-from clusteremu.strategies.rocketmq import AllocationArgumentError, sort_cid_all, sort_mq_all
-from clusteremu.strategies.rocketmq.topic_route import QueueData, subscribe_queues
+from clusteremu.strategies.rocketmq import AllocationArgumentError
 
 from .config import seconds
 from .names import client_id, client_ip, consumer_index, parse_queue_key, queue_of
-from .rebalance import make_strategy, share
+from .rebalance import allocate_view, make_strategy, share, sorted_cids, sorted_route
 
 __all__ = ["Consumer", "TURN"]
 
@@ -69,14 +69,16 @@ declare("rebalance_result",
         "One rebalance of the consumer, with the view that produced it. `trigger`: start, notify (NOTIFY_CONSUMER_IDS_"
         "CHANGED), timer (waitInterval), retry (5.x minInterval while unbalanced). `rebalance`: client (allocated "
         "here) or server (QUERY_ASSIGNMENT: the broker's view is in its assignment_queried). View: `cid_source` "
-        "(the broker asked), `cid_all` (sorted client ids it answered; [] for server), `cids` (their count), "
-        "`mq_count` (queues of the cached route), `route_brokers`, `route_changed_t` (when the cached route last "
-        "changed, s; -1 never), `strategy` (Java getName()). Outcome: `allocated` (queue keys, the strategy's "
+        "(the broker asked), `cid_version` (the version of that broker's client-id list of the group it answered: "
+        "the list is the replay of the broker's consumer_registered, consumer_unregistered and channel_expired "
+        "events of the group up to that version, sorted by String.compareTo; -1 for server and BROADCASTING), "
+        "`cids` (their count), `mq_count` (queues of the cached route), `route_changed_t` (when the cached route "
+        "last changed: the consumer's route_updated at that time names it; -1 never), `strategy` (Java getName()). Outcome: `allocated` (queue keys, the strategy's "
         "order), `added`/`removed` (taken/dropped now), `failed` (allocated but not taken: lock refused or offset "
         "unavailable), `held` (queues held afterwards), `changed`, `balanced` (held == allocated), `duration_s` "
         "(from the start of the rebalance).",
-        __name__, cid="str", trigger="str", rebalance="str", cid_source="str", cid_all="list", cids="int",
-        mq_count="int", route_brokers="list", route_changed_t="float", strategy="str", allocated="list",
+        __name__, cid="str", trigger="str", rebalance="str", cid_source="str", cid_version="int", cids="int",
+        mq_count="int", route_changed_t="float", strategy="str", allocated="list",
         added="list", removed="list", failed="list", held="int", changed="bool", balanced="bool",
         duration_s="float")
 declare("rebalance_skipped",
@@ -116,13 +118,14 @@ declare("group_rolling_restart_done", "The last consumer of a rolling restart is
 class _ProcessQueue:
     """The client's state of one held queue (``ProcessQueue`` + its offset-store entry), as numbers."""
 
-    __slots__ = ("key", "broker", "mode", "offset", "max", "ranges", "taken_at", "locked", "lock_ts")
+    __slots__ = ("key", "broker", "mode", "offset", "start", "max", "ranges", "taken_at", "locked", "lock_ts")
 
     def __init__(self, key: str, mode: str, offset: float, now: float, locked: bool) -> None:
         self.key = key
         self.broker = parse_queue_key(key).broker_name
         self.mode = mode
         self.offset = offset
+        self.start = offset
         self.max = offset
         self.ranges: list[list[float]] = []
         self.taken_at = now
@@ -166,7 +169,7 @@ class Consumer(JvmAgent):
         self.server_side = not self.cfg["clientRebalance"] and not self.orderly \
             and self.cfg["messageModel"] == "CLUSTERING"
         self.route_brokers: list[str] = []
-        self.route_sig: Any = None
+        self.route_sig: Any = None  # the route's brokers and queue data: also the memo key of its views
         self.route_changed_t = -1.0
         self.mq_set: list | None = None
         self.mq_all: list = []
@@ -272,15 +275,14 @@ class Consumer(JvmAgent):
                                      timeout=self._timeout())
         if reply is None or not reply["found"]:
             return  # an exception in the real client: the cached route stays
-        sig = [reply["brokers"], reply["queue_datas"]]
+        sig = (self.topic, tuple(reply["brokers"]), tuple(tuple(q) for q in reply["queue_datas"]))
         if sig == self.route_sig:
             return
         previous = len(self.mq_set) if self.mq_set is not None else -1
         self.route_sig = sig
         self.route_brokers = list(reply["brokers"])
-        self.mq_set = subscribe_queues(self.topic, [QueueData(b, n, perm) for b, n, perm in reply["queue_datas"]])
         # RebalanceImpl sorts mqAll on every rebalance; the order depends on the route only, so once per route.
-        self.mq_all = sort_mq_all(self.mq_set)
+        self.mq_set, self.mq_all = sorted_route(self.topic, reply["queue_datas"])
         self.route_changed_t = self.now
         self.emit("route_updated", cid=self.cid, brokers=self.route_brokers, queues=len(self.mq_set),
                   previous_queues=previous)
@@ -351,10 +353,11 @@ class Consumer(JvmAgent):
         if self.mq_set is None or not self.route_brokers:
             self.emit("rebalance_skipped", cid=self.cid, trigger=trigger, reason="no_route", cid_source="")
             return False
-        mq_set, mq_all, brokers = list(self.mq_set), self.mq_all, list(self.route_brokers)
+        mq_set, mq_all, brokers, route = self.mq_set, self.mq_all, list(self.route_brokers), self.route_sig
         source = brokers[int(self.rng("findBrokerAddrByTopic").integers(0, len(brokers)))]
         model = self.cfg["messageModel"]
-        cid_all: list[str] = []
+        cid_all: tuple[str, ...] = ()
+        cid_version = -1
         if self.server_side:
             # The broker gets the strategy's name (getName()) and allocates with its own view.
             strategy_name = make_strategy(self.params, []).name
@@ -377,20 +380,18 @@ class Consumer(JvmAgent):
                 reason = "cid_list_unavailable" if reply is None else "cid_list_empty"
                 self.emit("rebalance_skipped", cid=self.cid, trigger=trigger, reason=reason, cid_source=source)
                 return False
-            cid_all = sort_cid_all(reply["cids"])
-            strategy = make_strategy(self.params, cid_all)
-            strategy_name = strategy.name
+            cid_all, cid_version = sorted_cids(reply["cids"]), reply["version"]
             try:
-                result = strategy.allocate(self.group, self.cid, mq_all, cid_all)
+                strategy_name, result = allocate_view(self.params, self.group, self.cid, route, mq_all, cid_all)
             except AllocationArgumentError:
                 self.emit("rebalance_skipped", cid=self.cid, trigger=trigger, reason="allocate_error", cid_source=source)
                 return False
-            mode, allocated = "PULL", list(dict.fromkeys(queue_of(mq) for mq in result))
+            mode, allocated = "PULL", list(result)
         added, removed, failed = yield from self._update_process_queue_table(allocated, mode)
         held = sorted(self.pqs)
         balanced = set(held) == set(allocated)
         self.emit("rebalance_result", cid=self.cid, trigger=trigger, rebalance="server" if self.server_side else "client",
-                  cid_source=source, cid_all=cid_all, cids=len(cid_all), mq_count=len(mq_set), route_brokers=brokers,
+                  cid_source=source, cid_version=cid_version, cids=len(cid_all), mq_count=len(mq_set),
                   route_changed_t=self.route_changed_t, strategy=strategy_name, allocated=allocated, added=added,
                   removed=removed, failed=failed, held=len(held), changed=bool(added or removed), balanced=balanced,
                   duration_s=self.now - t0)
@@ -540,7 +541,13 @@ class Consumer(JvmAgent):
                 pq.offset += take
 
     def _pull(self, broker: str, keys: list[str]) -> Generator:
-        reply = yield from self.call(broker, "PULL", {"group": self.group, "queues": keys}, timeout=self._timeout())
+        """One batched pull of ``keys`` from ``broker``: each queue's max offset. Like every pull request of a
+        CLUSTERING consumer it carries the queue's in-memory consume offset once there is one
+        (``commitOffset``; the offset store has none until the first consumption), which the broker stores."""
+        commit = [[k, pq.offset] for k in keys if (pq := self.pqs.get(k)) is not None and pq.mode == "PULL"
+                  and pq.offset > pq.start] if self.cfg["messageModel"] == "CLUSTERING" else []
+        reply = yield from self.call(broker, "PULL", {"group": self.group, "cid": self.cid, "queues": keys,
+                                                      "commit": commit}, timeout=self._timeout())
         return reply["max"] if reply is not None else []
 
     def _pop(self, key: str, budget: float) -> Generator:

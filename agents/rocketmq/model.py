@@ -9,9 +9,18 @@ the client generation. The emulator's own knobs (cluster size, rates, capacities
 Agents: ``namesrv``, brokers ``broker-a``, ``broker-b``, ... (and those a ``broker_join`` fault adds), consumers
 ``consumer-1``, ... (and those a ``scale_out`` fault adds). With ``cluster.rooms``, brokers and consumers are
 dealt to the rooms round robin.
+
+Groups and topics (:func:`group_layout`): ``workload.groups`` consumer groups, each subscribed to its own topic
+(one group: ``workload.group`` and ``workload.topic``; several: ``<group>-<n>`` and ``<topic>-<n>``, n from 1).
+Consumers are dealt to the groups round robin by number (consumer-1 to group 1, consumer-2 to group 2, ...; a
+scale-out's consumers too). Group n's topic has ``cluster.queues_per_broker`` queues on each of
+``workload.topic_brokers`` consecutive brokers (0: every broker), the windows starting at ``floor((n-1) ×
+brokers / groups)`` and wrapping, so that the topics spread evenly; a broker that a ``broker_join`` adds serves
+every group's topic.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from clusteremu.agents.common.jvm import gc_table
@@ -24,9 +33,9 @@ from clusteremu.scenarios.schema import Field, Table
 from . import broker, consumer, namesrv  # noqa: F401  (declares their event kinds)
 from . import config as rmq_config
 from . import faults as rmq_faults
-from .names import NAMESRV, broker_names, consumer_names
+from .names import NAMESRV, broker_names, consumer_index, consumer_names
 
-__all__ = ["MODEL", "RocketMQModel", "SECTIONS"]
+__all__ = ["GroupLayout", "MODEL", "RocketMQModel", "SECTIONS", "group_layout"]
 
 #: strategies the model can build from a scenario (ByConfig and ByMachineRoom need per-client lists)
 MODEL_STRATEGIES = ("AllocateMessageQueueAveragely", "AllocateMessageQueueAveragelyByCircle",
@@ -61,11 +70,18 @@ SECTIONS = {
             "topic": Field("str", default="TopicTest"),
             "group": Field("str", default="please_rename_unique_group_name_4",
                            doc="the consumer group (RocketMQ's quick-start name by default)"),
+            "groups": Field("int", default=1, ge=1, le=10_000,
+                            doc="consumer groups, each with its own topic (names <group>-<n>, <topic>-<n> when > 1)"),
+            "topic_brokers": Field("int", default=0, ge=0, le=10_000,
+                                   doc="brokers each group's topic is created on (consecutive, wrapping; 0: all)"),
             "rate_per_queue": Field("float", default=100.0, ge=0, doc="producers' rate into each queue, msg/s"),
             "consume_tick_s": Field("float", default=1.0, gt=0,
                                     doc="the consumers' pull-and-consume step (the fluid's time step)"),
             "progress_interval_s": Field("float", default=5.0, gt=0, doc="consume_progress cadence"),
             "stats_interval_s": Field("float", default=5.0, gt=0, doc="the brokers' queue_stats cadence"),
+            "trace_commits": Field("bool", default=True,
+                                   doc="write offset_committed at every change of a stored offset (false: the "
+                                       "committed offsets are seen in queue_stats only; for large runs)"),
         }
     ),
     "strategy": Table(
@@ -85,6 +101,30 @@ SECTIONS = {
     "config": Table({}, open=True, doc="RocketMQ properties; missing keys take RocketMQ's defaults"),
     "faults": rmq_faults.schema(),
 }
+
+
+@dataclass(frozen=True)
+class GroupLayout:
+    """One consumer group, its topic and the indexes (0-based, among the initial brokers) of the brokers the topic
+    is created on."""
+
+    group: str
+    topic: str
+    brokers: frozenset[int]
+
+
+def group_layout(workload: dict[str, Any], brokers: int) -> list[GroupLayout]:
+    """The groups of ``workload`` (its ``groups``, ``group``, ``topic``, ``topic_brokers``) over ``brokers``
+    brokers: see the module's docs."""
+    n = workload["groups"]
+    span = workload["topic_brokers"] or brokers
+    out = []
+    for g in range(n):
+        start = g * brokers // n
+        names = (workload["group"], workload["topic"]) if n == 1 else \
+            (f"{workload['group']}-{g + 1}", f"{workload['topic']}-{g + 1}")
+        out.append(GroupLayout(*names, frozenset((start + j) % brokers for j in range(span))))
+    return out
 
 
 def _rooms(names: list[str], rooms: list[str]) -> dict[str, str]:
@@ -114,6 +154,8 @@ class RocketMQModel:
         if cfg["defaultMessageRequestMode"] == "POP" and strat["listener"] == "orderly":
             problems.append(("strategy.listener", "orderly consumers rebalance on the client: POP does not apply"))
         cluster = data["cluster"]
+        if data["workload"]["topic_brokers"] > cluster["brokers"]:
+            problems.append(("workload.topic_brokers", f"more than the {cluster['brokers']} brokers of cluster.brokers"))
         problems += rmq_faults.check(data["faults"], consumer_names(cluster["consumers"]),
                                      broker_names(cluster["brokers"]))
         return problems
@@ -133,15 +175,18 @@ class RocketMQModel:
         all_consumers = consumers + list(added)
         consumer_room = _rooms(all_consumers, rooms)
         assignment = not cfg["clientRebalance"]
-        common = {"config": cfg, "gc": cluster["gc"], "timer_mode": cluster["timer_mode"], "namesrv": NAMESRV,
-                  "topic": work["topic"], "group": work["group"]}
+        common = {"config": cfg, "gc": cluster["gc"], "timer_mode": cluster["timer_mode"], "namesrv": NAMESRV}
+        groups = group_layout(work, len(brokers))
         specs = [AgentSpec(NAMESRV, "clusteremu.agents.rocketmq.namesrv:NameServer", dict(common))]
-        for b in brokers + list(joins):
+        for i, b in enumerate(brokers + list(joins)):
             f = joins.get(b)
+            queues = f["queues"] if f and f["queues"] else cluster["queues_per_broker"]
+            served = [g for g in groups if f or i in g.brokers]
             specs.append(AgentSpec(b, "clusteremu.agents.rocketmq.broker:Broker", {
-                **common, "queues": (f["queues"] if f and f["queues"] else cluster["queues_per_broker"]),
+                **common, "topics": {g.topic: {"group": g.group, "queues": queues} for g in served},
                 "room": broker_room[b], "rate_per_queue": work["rate_per_queue"],
                 "stats_interval_s": work["stats_interval_s"], "assignment": assignment,
+                "trace_commits": work["trace_commits"],
             }, start_at=f["at"] if f else 0.0))
         strategy_params: dict[str, Any] = {}
         from clusteremu.strategies.rocketmq.registry import simple_name
@@ -154,8 +199,9 @@ class RocketMQModel:
         if name == "AllocateMachineRoomNearby":
             strategy_params["innerStrategy"] = inner
         for c in all_consumers:
+            g = groups[(consumer_index(c) - 1) % len(groups)]
             specs.append(AgentSpec(c, "clusteremu.agents.rocketmq.consumer:Consumer", {
-                **common, "room": consumer_room[c], "strategy": name, "strategy_params": strategy_params,
+                **common, "group": g.group, "topic": g.topic, "room": consumer_room[c], "strategy": name, "strategy_params": strategy_params,
                 "broker_rooms": {b: r for b, r in broker_room.items() if r},
                 "orderly": strat["listener"] == "orderly", "client_version": strat["client_version"],
                 "capacity": cluster["consumer_capacity"], "consume_tick_s": work["consume_tick_s"],

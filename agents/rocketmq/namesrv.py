@@ -24,8 +24,9 @@ __all__ = ["NameServer"]
 
 declare("broker_route_registered",
         "The name server recorded a broker's route for the first time (or again after it was removed): `broker` "
-        "(brokerName) serves `queues` read queues of the topic, in machine room `room` ('' if none).",
-        __name__, broker="str", queues="int", room="str")
+        "(brokerName) serves `queues` read queues in all of the `topics` it registered, in machine room `room` ('' "
+        "if none).",
+        __name__, broker="str", topics="list", queues="int", room="str")
 declare("broker_route_removed",
         "The name server removed a broker's route: `reason` is `expired` (no registration for `silent_s` seconds, "
         "more than brokerChannelExpiredTime) or `unregistered` (graceful shutdown; `silent_s` 0).",
@@ -40,7 +41,7 @@ class NameServer(JvmAgent):
     def on_start(self) -> None:
         p = self.params
         cfg = p["config"]
-        self._routes: dict[str, dict[str, Any]] = {}  # brokerName -> {queues, perm, room, last}
+        self._routes: dict[str, dict[str, Any]] = {}  # brokerName -> {topics: {topic: (queues, perm)}, room, last}
         self.executor("NSScheduledThread").schedule_periodic(
             p["timer_mode"], self._scan_not_active_broker, 5.0, seconds(cfg, "scanNotActiveBrokerInterval"),
             name="scanNotActiveBroker")
@@ -51,9 +52,11 @@ class NameServer(JvmAgent):
         if msg.kind == "REGISTER_BROKER":
             b = body["broker"]
             first = b not in self._routes
-            self._routes[b] = {"queues": body["queues"], "perm": body["perm"], "room": body["room"], "last": self.now}
+            topics = {t: (n, perm) for t, n, perm in body["topics"]}
+            self._routes[b] = {"topics": topics, "room": body["room"], "last": self.now}
             if first:
-                self.emit("broker_route_registered", broker=b, queues=body["queues"], room=body["room"])
+                self.emit("broker_route_registered", broker=b, topics=list(topics),
+                          queues=sum(n for n, _perm in topics.values()), room=body["room"])
         elif msg.kind == "UNREGISTER_BROKER":
             if self._routes.pop(body["broker"], None) is not None:
                 self.emit("broker_route_removed", broker=body["broker"], reason="unregistered", silent_s=0.0)
@@ -61,12 +64,13 @@ class NameServer(JvmAgent):
             self.reply(msg, self._route(body["topic"]))
 
     def _route(self, topic: str) -> dict[str, Any]:
-        """``pickupTopicRouteData``: brokers in name order (RocketMQ iterates a map of broker names)."""
-        names = sorted(self._routes)
+        """``pickupTopicRouteData``: the brokers serving ``topic``, in name order (RocketMQ iterates a map of broker
+        names)."""
+        names = sorted(b for b, r in self._routes.items() if topic in r["topics"])
         if not names:
             return {"topic": topic, "found": False, "brokers": [], "queue_datas": []}
         return {"topic": topic, "found": True, "brokers": names,
-                "queue_datas": [[b, self._routes[b]["queues"], self._routes[b]["perm"]] for b in names]}
+                "queue_datas": [[b, *self._routes[b]["topics"][topic]] for b in names]}
 
     def _scan_not_active_broker(self) -> None:
         timeout = seconds(self.params["config"], "brokerChannelExpiredTime")

@@ -12,14 +12,20 @@ The rules, which an analysis outside Python reproduces from the same events:
 * overlap: a queue held in PULL mode by two consumers or more (POP and BROADCAST holds are shared by design); orphan: an existing queue held by nobody (a POP
   assignment ``<topic>/<broker>/-1`` holds every queue of its broker);
 * messages consumed twice: per queue, the lengths of all ``consume_progress`` ranges minus the length of their
-  union.
+  union;
+* the view behind a rebalance: its ``cid_source`` broker's client-id list of the group at ``cid_version`` is the
+  replay, in the broker's order, of that broker's ``consumer_registered`` (append ``cid``),
+  ``consumer_unregistered`` and ``channel_expired`` (remove ``cid``) events of the group up to that version, then
+  sorted by ``String.compareTo``; its route is the consumer's last ``route_updated`` at or before
+  ``route_changed_t``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Iterable
 
-from clusteremu.emulator.trace.query import Trace
+from clusteremu.emulator.trace.query import Event, Trace
+from clusteremu.strategies.rocketmq import sort_cid_all
 
 __all__ = ["Holding", "RocketMQViews"]
 
@@ -68,6 +74,7 @@ class RocketMQViews:
         self.trace = trace
         self._holdings: list[Holding] | None = None
         self._queues: dict[str, tuple[float, float]] | None = None
+        self._cid_changes: dict[tuple[str, str], list[tuple[int, str, bool]]] | None = None
 
     # -- holdings -------------------------------------------------------------------------------------------
     def holdings(self) -> list[Holding]:
@@ -110,6 +117,39 @@ class RocketMQViews:
                     out[f"{e.subscription}/{e.broker}/{i}"] = (e.t, end)
             self._queues = out
         return self._queues
+
+    # -- views -----------------------------------------------------------------------------------------------
+    def cid_list(self, broker: str, group: str, version: int) -> list[str]:
+        """``group``'s client ids on ``broker`` at list version ``version`` (registration order; version 0: none).
+        KeyError if the broker never had that version."""
+        if self._cid_changes is None:
+            changes: dict[tuple[str, str], list[tuple[int, str, bool]]] = {}
+            for e in self.trace.select(["consumer_registered", "consumer_unregistered", "channel_expired"]):
+                changes.setdefault((e.agent, e.group), []).append((e.version, e.cid, e.kind == "consumer_registered"))
+            self._cid_changes = changes
+        steps = self._cid_changes.get((broker, group), [])
+        if version and not any(v == version for v, _c, _a in steps):
+            raise KeyError(f"{broker} has no version {version} of {group}'s client-id list")
+        out: list[str] = []
+        for v, cid, added in steps:
+            if v > version:
+                break
+            if added:
+                out.append(cid)
+            else:
+                out.remove(cid)
+        return out
+
+    def cid_all(self, result: Event) -> list[str]:
+        """The sorted client-id list a client-side ``rebalance_result`` allocated from ([] without one)."""
+        if result.cid_version < 0:
+            return []
+        return sort_cid_all(self.cid_list(result.cid_source, self.group_of(result), result.cid_version))
+
+    def group_of(self, event: Event) -> str:
+        """The consumer group of the consumer that wrote ``event`` (from its latest ``consumer_started``)."""
+        started = self.trace.last("consumer_started", where=lambda e: e.agent == event.agent and e.t <= event.t)
+        return started.group
 
     # -- overlap and orphans ---------------------------------------------------------------------------------
     def overlap_windows(self, mode: str = "PULL") -> list[tuple[str, float, float, list[str]]]:

@@ -13,7 +13,7 @@ STRATEGIES = {"averagely": "AllocateMessageQueueAveragely", "circle": "AllocateM
 #: the same changes under RocketMQ 5's broker-side assignment with POP (more consumers than queues does not apply)
 POP = tuple(f"rocketmq-pop-{c}" for c in CHANGES if c != "more-consumers")
 OTHERS = ("rocketmq-scale-out-no-notify", "rocketmq-orderly-scale-out", "rocketmq-orderly-scale-out-5x",
-          "rocketmq-nearby-room-loss")
+          "rocketmq-nearby-room-loss", "rocketmq-gc-pause-fixed-delay")
 
 SUITES: dict[str, Suite] = {
     "rocketmq": Suite(
@@ -21,7 +21,8 @@ SUITES: dict[str, Suite] = {
         "RocketMQ consumer load balancing (shared/seeds/004): consumer scale-out and scale-in, a crash noticed by "
         "channel expiry, more consumers than queues, a broker joining, a slow consumer, a rolling restart and a long "
         "GC pause under each client-side strategy; the same under 5.x broker-side POP assignment; orderly consumers "
-        "(4.9.x and 5.x); AllocateMachineRoomNearby losing a room",
+        "(4.9.x and 5.x); AllocateMachineRoomNearby losing a room; a GC pause with fixed-delay instead of fixed-rate "
+        "timers",
     ),
     **{f"rocketmq-{s}": Suite(tuple(f"rocketmq-{c}-{s}" for c in CHANGES),
                               f"every membership and broker change with {name} (client-side rebalance, 4.9.x)")

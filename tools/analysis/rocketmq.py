@@ -20,10 +20,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-import numpy as np
 import pandas as pd
 
 from clusteremu.tools.spark.routing import Key
+from clusteremu.tools.spark.segments import EventSchema
 
 from .common import PART_BASE, counts_by
 from .model import Headline, ModelFigures, Part, RunParams, declared_schema
@@ -41,7 +41,7 @@ SCHEMA = declared_schema(
         "queue_taken": ("queue", "cid", "mode"),
         "queue_dropped": ("queue", "cid", "mode", "reason"),
         "queue_stats": ("queue", "lag"),
-        "consume_progress": ("queue", "mode", "consumed", "offset"),
+        "consume_progress": ("queue", "mode", "consumed", "offset", "ranges"),
         "pop_revived": ("queue", "messages"),
         "rebalance_result": ("trigger", "changed", "balanced"),
         "rebalance_skipped": ("reason",),
@@ -50,7 +50,7 @@ SCHEMA = declared_schema(
         "agent_stopped": ("reason",),
     },
     system="rocketmq",
-)
+).merged(EventSchema({"consume_progress": {"ranges": "pairs"}}))  # read as a list of [from, to) offset pairs
 
 #: RocketMQ's analysis options (docs/analysis.md, *RocketMQ figures*).
 OPTIONS = (
@@ -112,7 +112,8 @@ class RocketMQFigures(ModelFigures):
         return [
             Part("allocation", ALLOCATION_KINDS, PART_BASE + ("broker", "subscription", "queues", "rate_per_queue", "queue",
                                                                "mode", "reason", "lag"), allocation_part),
-            Part("consumption", CONSUMPTION_KINDS, PART_BASE + ("queue", "mode", "consumed", "offset", "messages"), consumption_part),
+            Part("consumption", CONSUMPTION_KINDS, PART_BASE + ("queue", "mode", "consumed", "offset", "ranges", "messages"),
+                 consumption_part),
         ]
 
     def figures(self, tally: pd.DataFrame, parts: Mapping[str, Mapping[str, Any]], params: RunParams) -> dict[str, Any]:
@@ -154,37 +155,27 @@ class RocketMQFigures(ModelFigures):
 
 
 # -- report panels ---------------------------------------------------------------------------------------------------------
-def _segments(spans: list[tuple[float, float, float]]) -> tuple[np.ndarray, np.ndarray]:
-    """Horizontal segments (start, end, y) as one step series: each drawn from start to end at y, then a NaN
-    point breaks the line (a step holds until the next point)."""
-    t, v = [], []
-    for a, b, y in sorted(spans, key=lambda s: (s[2], s[0])):
-        t += [a, b, b]
-        v += [y, y, np.nan]
-    return np.asarray(t, dtype=float), np.asarray(v, dtype=float)
-
-
 def ownership_panel(tables: Mapping[str, pd.DataFrame]) -> "Panel | None":
-    """Queue × time: one line per owner at the queue's index (``queue_figures.index``), from take to drop (a POP
-    ``-1`` assignment on every queue of its broker); overlap and orphan windows drawn over them."""
+    """Queue × time, coloured by owner from take to drop (a POP ``-1`` assignment covers every queue of its
+    broker), queues in their order (``queue_figures.index``); overlap and orphan windows hatched over them."""
     from clusteremu.tools.report import Panel
 
     holds, windows, queues = (tables.get(n, pd.DataFrame()) for n in ("holdings", "allocation_windows", "queue_figures"))
     if holds.empty or queues.empty:
         return None
-    index = dict(zip(queues["queue"], queues["index"].astype(float)))
-    by_owner: dict[str, list[tuple[float, float, float]]] = {}
+    order = queues.sort_values("index", kind="stable")["queue"].astype(str).tolist()
+    spans = []
     for q, c, a, b in zip(holds["queue"], holds["consumer"], holds["start"], holds["end"]):
-        targets = [y for k, y in index.items() if k.startswith(prefix(q))] if q.endswith("/" + ALL_QUEUES) else [index.get(q)]
-        by_owner.setdefault(str(c), []).extend((float(a), float(b), y) for y in targets if y is not None)
-    series = {c: _segments(spans) for c, spans in sorted(by_owner.items())}
-    for kind, offset in (("overlap", 0.25), ("orphan", -0.25)):  # beside the owners' line, not hidden under it
-        w = windows[windows["kind"] == kind] if not windows.empty else windows
-        spans = [(float(a), float(b), index[q] + offset) for q, a, b in zip(w.get("queue", []), w.get("start", []), w.get("end", [])) if q in index]
-        if spans:
-            series[f"{kind} ({len(spans)} windows)"] = _segments(spans)
-    return Panel.lines("queue_ownership", "Queue ownership: owner per queue (y: queue index); overlap above, orphan below",
-                       "queue index", series)
+        targets = [k for k in order if k.startswith(prefix(q))] if q.endswith("/" + ALL_QUEUES) else [q] if q in order else []
+        spans += [(k, float(a), float(b), str(c)) for k in targets]
+    spans.sort(key=lambda s: (s[3], s[1]))  # owners' colours in name order
+    marks = []
+    if not windows.empty:
+        for kind in ("overlap", "orphan"):
+            w = windows[windows["kind"] == kind]
+            marks += [(q, float(a), float(b), kind) for q, a, b in zip(w["queue"], w["start"], w["end"]) if q in order]
+    return Panel.span_rows("queue_ownership", "Queue ownership: each queue's owner over time; overlap and orphan windows "
+                           "hatched", order, spans, marks)
 
 
 def windows_panel(tables: Mapping[str, pd.DataFrame]) -> "Panel | None":

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .model import PartResult, RunParams
+from .model import PartResult, RunParams, absent
 from .stats import distribution, percentile, step_stats
 
 #: A POP assignment of this queue id covers every queue of its broker.
@@ -440,34 +440,43 @@ def _union_length(ranges: np.ndarray) -> float:
 
 
 def consumption_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
-    """Messages consumed, and consumed twice. A PULL ``consume_progress`` consumed the contiguous range
-    [offset − consumed, offset) (a process queue's offset moves by what it consumes); per queue, the duplicates are
-    the lengths of all ranges minus the length of their union. POP ranges are not readable here (``ranges`` is a
-    list of pairs, which the decoder cannot read): the POP messages redelivered by ``pop_revived`` are their upper
-    bound."""
+    """Messages consumed, and consumed twice, exactly: every ``consume_progress`` carries the ``[from, to)`` offset
+    ranges it consumed (``ranges``, read as pairs); per queue (a POP assignment's progress names the real queue),
+    the duplicates are the lengths of all ranges minus the length of their union, PULL and POP alike.
+    BROADCASTING consumers each consume every message by design: their ranges are left out. The POP messages
+    ``pop_revived`` handed out again are reported beside them (a revived message is consumed twice only if the
+    consumer that popped it first had consumed it)."""
     progress = rows[rows["kind"] == "consume_progress"]
     consumed = progress["consumed"].to_numpy(dtype=float)
-    pull = progress[(progress["mode"] == "PULL") & (progress["consumed"] > 0)]
+    exclusive = progress[(progress["mode"] != "BROADCAST") & (progress["consumed"] > 0)]
     by_queue: dict[str, float] = {}
-    for q, g in pull.groupby("queue", sort=True):
-        hi = g["offset"].to_numpy(dtype=float)
-        ranges = np.column_stack([hi - g["consumed"].to_numpy(dtype=float), hi])
+    by_mode: dict[str, float] = {}
+    for q, g in exclusive.groupby("queue", sort=True):
+        pairs = [(p[0], p[1]) for rs in g["ranges"] if rs is not None for p in rs]
+        if not pairs:
+            continue
+        ranges = np.asarray(pairs, dtype=float)
         dup = float((ranges[:, 1] - ranges[:, 0]).sum() - _union_length(ranges))
         if dup > 1e-9:
             by_queue[str(q)] = dup
+            mode = str(g["mode"].iloc[0]) if g["mode"].nunique() == 1 else "mixed"
+            by_mode[mode] = by_mode.get(mode, 0.0) + dup
     revived = rows[rows["kind"] == "pop_revived"]
     redelivered = {str(q): float(g["messages"].sum()) for q, g in revived.groupby("queue", sort=True)}
     total = float(np.nansum(consumed))
     dups = float(sum(by_queue.values()))
-    pop = float(sum(redelivered.values()))
-    return PartResult({"duplicates": {
+    duplicates = {
         "messages": dups,
-        "pop_redelivered": pop,
-        "total": dups + pop,
+        "by_mode": by_mode,
+        "pop_redelivered": float(sum(redelivered.values())),
+        "total": dups,
         "consumed": total,
         "consumed_by_mode": {str(m): float(g["consumed"].sum()) for m, g in progress.groupby("mode", sort=True)},
-        "share_pct": 100.0 * (dups + pop) / total if total > 0 else 0.0,
+        "share_pct": 100.0 * dups / total if total > 0 else None,
         "queues": len(by_queue),
         "by_queue": by_queue,
         "pop_redelivered_by_queue": redelivered,
-    }})
+    }
+    if not total > 0:
+        absent(duplicates, "share_pct", "nothing was consumed")
+    return PartResult({"duplicates": duplicates})

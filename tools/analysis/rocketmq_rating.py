@@ -7,7 +7,7 @@ Seven criteria, each a figure pooled over a group's RocketMQ runs and a grade ``
 
 * ``overlap``: queue-seconds with two holders or more, per hour after the start-up;
 * ``orphan``: queue-seconds with no holder, per hour after the start-up;
-* ``duplicates``: % of the messages consumed that were consumed twice (POP: redelivered, an upper bound);
+* ``duplicates``: % of the messages consumed that were consumed twice (PULL and POP, exact);
 * ``time_to_stable``: mean seconds from a membership change to a stable allocation (a change that never got one
   counted until the next change or the end);
 * ``moves``: queues whose holder changed per membership change, % of the queues;
@@ -52,7 +52,7 @@ class RatingRules:
 
     overlap: Criterion = Criterion("queue-s held by two consumers or more, per hour after the start-up", 0.0, 1.0)
     orphan: Criterion = Criterion("queue-s held by nobody, per hour after the start-up", 1.0, 60.0)
-    duplicates: Criterion = Criterion("% of consumed messages consumed twice (POP: redelivered)", 0.01, 0.5)
+    duplicates: Criterion = Criterion("% of consumed messages consumed twice", 0.01, 0.5)
     time_to_stable: Criterion = Criterion("s from a membership change to a stable allocation, mean (never: until the next)", 5.0, 60.0)
     moves: Criterion = Criterion("% of the queues whose holder changed, per membership change", 50.0, 100.0)
     lag: Criterion = Criterion("p99 lag in s of the queue's production, mean over runs", 10.0, 60.0)

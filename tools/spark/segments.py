@@ -39,6 +39,7 @@ from urllib.parse import unquote, urlparse
 
 import msgpack
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from clusteremu.emulator.trace.framing import MAX_RECORD, read_header
 
@@ -47,7 +48,9 @@ if TYPE_CHECKING:
 
 #: Field type names of the event catalogue (``emulator/trace/kinds.py``) → Arrow types. A ``dict`` field is read
 #: as a map of string to double (the only dict the analyses read is ``bundle_placed.scores``), a ``list`` field as
-#: a list of strings.
+#: a list of strings. ``pairs`` is how an analysis reads a ``list`` field whose items are two numbers each (such as
+#: ``[from, to)`` offset ranges): a list of two-double lists; an item that is not two numbers makes the value null,
+#: reported as a problem like any value of the wrong type.
 FIELD_TYPES: dict[str, pa.DataType] = {
     "float": pa.float64(),
     "int": pa.int64(),
@@ -55,6 +58,7 @@ FIELD_TYPES: dict[str, pa.DataType] = {
     "bool": pa.bool_(),
     "dict": pa.map_(pa.string(), pa.float64()),
     "list": pa.list_(pa.string()),
+    "pairs": pa.list_(pa.list_(pa.float64())),
 }
 
 BASE_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
@@ -199,7 +203,9 @@ class _Batches:
 
     def _column(self, values: Sequence[Any], ty: pa.DataType, name: str, kind: str, offsets: Sequence[int]) -> pa.Array:
         try:
-            return pa.array(values, ty)
+            arr = pa.array(values, ty)
+            if ty != FIELD_TYPES["pairs"] or _all_pairs(arr):
+                return arr
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
             pass
         # Rare path: some value has the wrong type. Keep the rest, read the bad ones as null, and say where.
@@ -259,6 +265,34 @@ def _coerce_list(v: Any) -> tuple[bool, Any]:
     return False, None
 
 
+def _all_pairs(arr: pa.Array) -> bool:
+    """Whether every item of every list of a ``pairs`` column is exactly two numbers (none null)."""
+    items = pc.list_flatten(arr)
+    if items.null_count:
+        return False
+    if len(items):
+        lengths = pc.min_max(pc.list_value_length(items)).as_py()
+        if (lengths["min"], lengths["max"]) != (2, 2):
+            return False
+    return pc.list_flatten(items).null_count == 0
+
+
+def _coerce_pairs(v: Any) -> tuple[bool, Any]:
+    if v is None:
+        return True, None
+    if not isinstance(v, (list, tuple)):
+        return False, None
+    out = []
+    for item in v:
+        if not (isinstance(item, (list, tuple)) and len(item) == 2):
+            return False, None
+        a, b = _coerce_float(item[0]), _coerce_float(item[1])
+        if not (a[0] and b[0]) or a[1] is None or b[1] is None:
+            return False, None
+        out.append([a[1], b[1]])
+    return True, out
+
+
 def _coerce_none(v: Any) -> tuple[bool, Any]:
     return v is None, None
 
@@ -270,6 +304,7 @@ _COERCE: dict[str, Callable[[Any], tuple[bool, Any]]] = {
     str(pa.bool_()): _coerce_bool,
     str(FIELD_TYPES["dict"]): _coerce_map,
     str(FIELD_TYPES["list"]): _coerce_list,
+    str(FIELD_TYPES["pairs"]): _coerce_pairs,
 }
 
 

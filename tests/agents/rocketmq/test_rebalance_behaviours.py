@@ -5,6 +5,7 @@ from __future__ import annotations
 from clusteremu.agents.rocketmq.views import RocketMQViews
 from clusteremu.emulator.testing import assert_count, assert_eventually, assert_never
 from clusteremu.emulator.trace.query import Trace
+from clusteremu.strategies.rocketmq import MessageQueue, create, sort_mq_all
 
 SCALE_OUT_AT = 300.0
 CRASH_AT = 300.0
@@ -46,17 +47,30 @@ def test_client_side_scale_out_overlaps_and_consumes_twice_broker_side_pop_does_
 def test_every_allocation_change_is_a_rebalance_result_with_its_view(emulate):
     run = emulate("rocketmq-scale-out-averagely", until=400)
     trace = Trace(run)
+    v = RocketMQViews(trace)
     for ev in trace.select(["queue_taken", "queue_dropped"], where=lambda e: e.get("reason", "rebalance") == "rebalance"):
         result = trace.first("rebalance_result", within=(ev.t, None),
                              where=lambda r, ev=ev: r.agent == ev.agent and ev.queue in (r.added + r.removed))
         assert result is not None, f"{ev.kind} of {ev.queue} by {ev.agent} at {ev.t} has no rebalance_result"
         assert result.t - ev.t < 1.0
-        assert result.cids == len(result.cid_all) and result.mq_count == 16
+        assert result.mq_count == 16
+        # The view that caused it, from the trace alone: the broker's client-id list at the version it answered
+        # (replayed from the broker's registrations), and the route of the consumer's last route_updated.
+        cid_all = v.cid_all(result)
+        assert result.cids == len(cid_all) and cid_all == sorted(cid_all)
+        route = trace.last("route_updated", within=(None, result.t), where=lambda e, r=result: e.agent == r.agent)
+        assert route.t == result.route_changed_t and route.queues == result.mq_count
+        if result.trigger == "notify":
+            # Allocating from that view gives what the consumer allocated.
+            mqs = sort_mq_all([MessageQueue("TopicTest", b, i) for b in route.brokers for i in range(8)])
+            mine = create("AllocateMessageQueueAveragely").allocate("g", result.cid, mqs, cid_all)
+            assert [f"{q.topic}/{q.broker_name}/{q.queue_id}" for q in mine] == result.allocated
 
 
 def test_a_crashed_consumer_stays_in_the_views_until_its_channel_expires_after_120_s(emulate):
     run = emulate("rocketmq-crash-averagely", until=600)
     trace = Trace(run)
+    cv = RocketMQViews(trace)
     started = trace.last("consumer_started", where=lambda e: e.agent == "consumer-4")
     dead = started.cid
     expiries = assert_count(run, "channel_expired", exactly=2, where=lambda e: e.cid == dead)  # one per broker
@@ -75,11 +89,12 @@ def test_a_crashed_consumer_stays_in_the_views_until_its_channel_expires_after_1
     first = min(e.t for e in expiries)
     # Stale views: until the expiry, the survivors' timer rebalances still allocate to the dead consumer ...
     stale = assert_count(run, "rebalance_result", at_least=3, within=(CRASH_AT, first - 0.001),
-                         where=lambda r: r.trigger == "timer" and dead in r.cid_all)
+                         where=lambda r: r.trigger == "timer" and dead in cv.cid_all(r))
     assert {r.agent for r in stale} == {"consumer-1", "consumer-2", "consumer-3"}
     # ... so its 4 queues are held by nobody from the crash until a survivor rebalances from a list without it:
     # at a notification, or at its next 20 s timer at the latest.
-    took = trace.first("rebalance_result", within=(first, None), where=lambda r: r.added and dead not in r.cid_all)
+    took = trace.first("rebalance_result", within=(first, None),
+                       where=lambda r: r.added and dead not in cv.cid_all(r))
     assert took is not None and took.t <= first + 20.0 + 0.1
     v = RocketMQViews(trace)
     orphans = [w for w in v.orphan_windows() if w[1] <= CRASH_AT < w[2]]
@@ -95,6 +110,7 @@ def test_a_crashed_consumer_stays_in_the_views_until_its_channel_expires_after_1
 def test_a_rebalance_from_a_stale_route_and_a_partial_cid_list_after_a_broker_joins(emulate):
     run = emulate("rocketmq-broker-join-averagely", until=420)
     trace = Trace(run)
+    cv = RocketMQViews(trace)
     (registered,) = assert_count(run, "broker_route_registered", exactly=1, where=lambda e: e.broker == "broker-c")
     # The name server knows the 24 queues from 315 s, but each consumer sees them only at its next route poll
     # (pollNameServerInterval 30 s, each at its own phase): rebalances meanwhile allocate from 16 queues.
@@ -113,7 +129,8 @@ def test_a_rebalance_from_a_stale_route_and_a_partial_cid_list_after_a_broker_jo
     partial = trace.select("rebalance_result", where=lambda r: r.cid_source == "broker-c" and r.cids < 4)
     for r in partial:
         known = trace.last("consumer_registered", within=(None, r.t), where=lambda e: e.agent == "broker-c")
-        assert known is not None and len(known.cids) >= r.cids
+        assert known is not None and known.cids >= r.cids
+        assert len(cv.cid_list("broker-c", "please_rename_unique_group_name_4", r.cid_version)) == r.cids
     # Eventually every consumer allocates from the full view: 24 queues, 4 client ids.
     last = {c: trace.last("rebalance_result", where=lambda r, c=c: r.agent == c) for c in
             ("consumer-1", "consumer-2", "consumer-3", "consumer-4")}
@@ -148,7 +165,7 @@ def test_a_long_gc_pause_expires_the_channel_and_the_paused_consumer_overlaps_wh
     assert windows and all(400.0 <= w[1] and w[2] <= 451.0 for w in windows)
     (back,) = assert_count(run, "rebalance_result", exactly=1, within=(450.0, 450.5),
                            where=lambda r: r.agent == "consumer-3" and r.removed and not r.added)
-    assert back.cid not in back.cid_all
+    assert back.cid not in v.cid_all(back)
     assert_eventually(run, "consumer_registered", after=lambda e: e is back, within=1.0,
                       where=lambda e: e.consumer == "consumer-3")
 

@@ -6,6 +6,7 @@ import pytest
 from clusteremu.agents.rocketmq.views import RocketMQViews
 from clusteremu.emulator.testing import assert_count, assert_never
 from clusteremu.emulator.trace.query import Trace
+from clusteremu.tools.analysis.rocketmq import run_figures
 
 
 @pytest.mark.parametrize("strategy", ["averagely", "circle", "consistent-hash"])
@@ -89,3 +90,19 @@ def test_pop_consumers_consume_twice_only_what_a_crashed_one_never_acked(emulate
     v = RocketMQViews(trace)
     assert v.overlap_seconds() == 0.0
     assert v.duplicates_total() == pytest.approx(sum(e.messages for e in revived), rel=1e-6)
+
+
+def test_pop_duplicates_are_exactly_the_crashed_consumers_last_unacked_pops(emulate):
+    # Capacity 200 msg/s per consumer against 16 queues x 100 msg/s: every queue always has a backlog, so each
+    # consumer pops exactly its capacity x consume_tick_s = 200 messages a tick (two POP assignments, one per
+    # broker, 100 each) and acks them at its next tick. consumer-4 crashes at 300 s between two ticks, after its
+    # last pops were answered (within milliseconds of its tick): those 200 messages were consumed and never acked,
+    # come back after popInvisibleTime (60 s) and are consumed again by the others: exactly 200 consumed twice.
+    run = emulate("rocketmq-pop-crash", until=480, cluster__consumer_capacity=200.0)
+    per_tick = 200.0 * 1.0
+    trace = Trace(run)
+    revived = list(trace.select("pop_revived"))
+    assert sum(e.messages for e in revived) == pytest.approx(per_tick)
+    assert RocketMQViews(trace).duplicates_total() == pytest.approx(per_tick)
+    figures = run_figures(run.dir)["duplicates"]
+    assert figures["total"] == pytest.approx(per_tick) and figures["by_mode"] == {"POP": pytest.approx(per_tick)}

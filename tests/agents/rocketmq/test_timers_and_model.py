@@ -38,8 +38,11 @@ def test_timers_run_at_rocketmqs_periods(emulate):
         assert len(gaps) >= 10 and np.all(np.abs(gaps - 20.0) < 0.05), gaps
     # persistAllConsumerOffset every 5 s (fixed rate): each queue's committed offset moves every 5 s.
     q = "TopicTest/broker-a/0"
-    commits = trace.times_of("offset_committed", where=lambda e: e.queue == q and e.t > 20)
+    commits = trace.times_of("offset_committed", where=lambda e: e.queue == q and e.t > 20 and e.via == "update")
     assert np.all(np.abs(np.diff(commits) - 5.0) < 0.01), np.diff(commits)
+    # Every pull request (one a consume tick, 1 s) also carries the consume offset, which the broker stores.
+    pulls = trace.times_of("offset_committed", where=lambda e: e.queue == q and e.t > 20 and e.via == "pull")
+    assert len(pulls) > 3 * len(commits) and np.median(np.diff(pulls)) == pytest.approx(1.0, abs=0.01)
     # Heartbeats every 30 s keep the channels alive: nothing expires in a quiet run.
     assert trace.count("channel_expired") == 0
     # The brokers' and consumers' observers report at fixed virtual times.
@@ -105,3 +108,37 @@ def test_broadcasting_consumers_take_every_queue_and_resume_from_their_local_off
         assert all(e.offset == stopped[e.queue] for e in again)
     assert trace.count("offset_committed") == 0  # nothing goes to the brokers
     assert RocketMQViews(trace).overlap_seconds() == 0.0  # shared by design, not an overlap
+
+
+def _phase(times, period: float) -> np.ndarray:
+    return np.mod(np.asarray(times), period)
+
+
+@pytest.mark.parametrize("mode", ["fixed_rate", "fixed_delay"])
+def test_a_long_gc_pause_keeps_fixed_rate_timers_in_phase_and_moves_fixed_delay_ones(emulate, mode):
+    # RocketMQ's MQClientInstance uses scheduleAtFixedRate (the default `fixed_rate`); the scenario runs the same
+    # cluster at fixed delay. consumer-3 is paused 300-345 s; persistAllConsumerOffset runs every 5 s.
+    run = emulate("rocketmq-gc-pause-fixed-delay", until=450, cluster__timer_mode=mode)
+    trace = Trace(run)
+    cid = trace.last("consumer_started", where=lambda e: e.agent == "consumer-3").cid
+    commits = trace.times_of("offset_committed", where=lambda e: e.cid == cid and e.via == "update")
+    before = [t for t in commits if 200.0 < t < 300.0]
+    during = [t for t in commits if 300.0 <= t < 345.0]
+    after = [t for t in commits if 345.0 <= t < 440.0]
+    assert len(before) >= 15 and not during and after
+    start_phase = _phase(before, 5.0)
+    assert np.ptp(start_phase) < 0.01  # a fixed phase before the pause, whatever the mode
+    assert after[0] == pytest.approx(345.0, abs=0.01)  # the overdue run fires as the pause ends
+    later = [t for t in after if t > 346.0]
+    if mode == "fixed_rate":
+        # Back on the start's grid: overdue runs fired back to back, nothing moved.
+        assert np.allclose(_phase(later, 5.0), start_phase[0], atol=0.01)
+    else:
+        # The next run is 5 s after the previous ended: the grid now starts at the pause's end.
+        assert np.allclose(_phase(later, 5.0), _phase([after[0]], 5.0)[0], atol=0.01)
+        assert not np.allclose(_phase(later, 5.0), start_phase[0], atol=0.05)
+    # RebalanceService is a ServiceThread (waitForRunning after each run) in both modes: its timer rebalances
+    # restart 20 s after the one the pause's end released.
+    timer = trace.times_of("rebalance_result", where=lambda e: e.agent == "consumer-3" and e.t > 345.0)
+    assert timer[0] == pytest.approx(345.0, abs=0.01)
+    assert np.all(np.abs(np.diff(timer) - 20.0) < 0.05), np.diff(timer)

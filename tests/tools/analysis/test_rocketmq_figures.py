@@ -14,7 +14,6 @@ The hand-made run (``until`` 100 s, one broker ``broker-a`` with queues ``T/brok
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 import subprocess
 import sys
@@ -135,8 +134,25 @@ def test_lag_per_queue_in_total_and_shared_among_holders(hand_run):
 
 def test_messages_consumed_twice(hand_run):
     d = compute(hand_run, "consumption").figures["duplicates"]
-    assert (d["messages"], d["pop_redelivered"], d["total"], d["consumed"]) == (30.0, 7.0, 37.0, 430.0)
-    assert d["by_queue"] == {Q1: 30.0} and d["share_pct"] == pytest.approx(100 * 37 / 430)
+    # Revived POP messages are reported beside the duplicates, not counted in them: none of them was consumed.
+    assert (d["messages"], d["pop_redelivered"], d["total"], d["consumed"]) == (30.0, 7.0, 30.0, 430.0)
+    assert d["by_queue"] == {Q1: 30.0} and d["by_mode"] == {"PULL": 30.0}
+    assert d["share_pct"] == pytest.approx(100 * 30 / 430)
+
+
+def test_pop_messages_consumed_twice_are_counted_exactly_from_the_ranges(trace):
+    # consumer-1 popped [0, 40) of queue 0 and [0, 10) of queue 1, did not ack [30, 40) in time; the broker revived
+    # it and consumer-2 consumed [30, 60) of queue 0: 10 consumed twice. Queue 1's two ranges only touch: none.
+    b = trace("rocketmq", name="rocketmq-pop-hand", model="rocketmq", until=UNTIL, scenario=SCENARIO)
+    b.event(0.0, "broker-a", "queues_created", broker="broker-a", subscription="T", queues=2, rate_per_queue=10.0, room="")
+    for t, c, q, ranges in ((5.0, "consumer-1", Q0, [[0.0, 20.0], [20.0, 40.0]]), (5.0, "consumer-1", Q1, [[0.0, 10.0]]),
+                            (70.0, "consumer-2", Q0, [[30.0, 60.0]]), (70.0, "consumer-2", Q1, [[10.0, 25.0]])):
+        b.event(t, c, "consume_progress", queue=q, cid=c, mode="POP", ranges=ranges,
+                consumed=sum(y - x for x, y in ranges), offset=-1.0, max_offset=-1.0, lag=-1.0, reason="interval")
+    b.event(65.0, "broker-a", "pop_revived", group="g", queue=Q0, cid="c1", from_offset=30.0, messages=10.0)
+    d = compute(b.write(), "consumption").figures["duplicates"]
+    assert (d["messages"], d["total"], d["consumed"], d["pop_redelivered"]) == (10.0, 10.0, 95.0, 10.0)
+    assert d["by_queue"] == {Q0: 10.0} and d["by_mode"] == {"POP": 10.0}
 
 
 def test_every_part_gives_its_figures_on_no_rows():
@@ -155,10 +171,12 @@ def test_panels_show_ownership_and_the_lag_distribution_above_twenty_consumers(h
     res = compute(hand_run, "allocation")
     panels = RocketMQFigures().panels(res.tables, {})
     assert [p.name for p in panels] == ["queue_ownership", "allocation_windows", "consumer_lag", "lag_total"]
-    own = panels[0].series
-    assert set(own) == {"consumer-1", "consumer-2", "overlap (1 windows)", "orphan (3 windows)"}
-    t, y = own["consumer-2"]  # one segment on queue 1 (index 1), from 51 to 70, then a break
-    assert t.tolist() == [51.0, 70.0, 70.0] and y[:2].tolist() == [1.0, 1.0] and math.isnan(y[2])
+    own = panels[0]  # queue × time coloured by owner, overlap and orphan windows marked over them
+    assert own.style == "spans" and own.rows == [Q0, Q1]
+    assert {c for _q, _a, _b, c in own.spans} == {"consumer-1", "consumer-2"}
+    assert [(q, a, b) for q, a, b, c in own.spans if c == "consumer-2"] == [(Q1, 51.0, 70.0)]
+    assert sorted(own.marks) == sorted([(Q1, 51.0, 52.0, "overlap"), (Q0, 0.0, 1.0, "orphan"), (Q1, 0.0, 1.0, "orphan"),
+                                        (Q1, 70.0, 75.0, "orphan")])
     many = pd.DataFrame({"t": [10.0] * (MAX_LAG_LINES + 5), "consumer": [f"consumer-{i}" for i in range(MAX_LAG_LINES + 5)],
                          "lag": [float(i) for i in range(MAX_LAG_LINES + 5)]})
     p = consumer_lag_panel({"consumer_lag": many})

@@ -121,3 +121,25 @@ def test_last_event_time_of_a_run_follows_damage(trace):
     last.write_bytes(data[:-5])  # broker-1's last event (t=29) is cut
     assert last_event_time(run_dir) == 28.0
     assert max(e.t for e in open_run(run_dir).events()) == 28.0
+
+
+PAIRS = EventSchema({"consume_progress": {"queue": "str", "ranges": "pairs"}})
+
+
+def test_a_list_of_pairs_is_read_as_lists_of_two_doubles_and_a_malformed_one_as_null(trace):
+    b = trace()
+    b.event(1.0, "consumer-1", "consume_progress", queue="T/broker-a/0", ranges=[[0, 12.5], [20.0, 30]])
+    b.event(2.0, "consumer-1", "consume_progress", queue="T/broker-a/1", ranges=[])
+    b.event(3.0, "consumer-1", "consume_progress", queue="T/broker-a/2", ranges=[[1.0, 2.0, 3.0]])
+    b.event(4.0, "consumer-1", "consume_progress", queue="T/broker-a/3", ranges=[[1.0, "x"]])
+    b.event(5.0, "consumer-1", "consume_progress", queue="T/broker-a/4", ranges="0-10")
+    run_dir = b.write()
+    seg = next((run_dir / "events").glob("*.seg"))
+    table = pa.Table.from_batches(list(decode_segment(seg.read_bytes(), file=seg.name, run=0, schema=PAIRS)),
+                                  schema=PAIRS.arrow_schema)
+    rows = events_rows(table)
+    assert [r["ranges"] for r in rows] == [[[0.0, 12.5], [20.0, 30.0]], [], None, None, None]
+    (problem,) = [r for r in table.to_pylist() if r["_problem_reason"]]
+    assert "consume_progress.ranges: 3 value(s)" in problem["_problem_reason"]
+    assert problem["_problem_offset"] == [pos for pos, _ in _records(seg)][2]
+    assert PAIRS.spark_ddl.count("array<array<double>>") == 1
