@@ -11,7 +11,8 @@ Components:
 * :mod:`.supervisor`: a supervisor — heartbeats, assignment sync, workers;
 * :mod:`.user`: a user submitting and killing topologies through the Nimbus leader;
 * :mod:`.topologies`: scenario topologies → submissions → the scheduler's ``Topology``;
-* :mod:`.lifecycle`: the ``restart`` fault; :mod:`.faults`: the fault schema;
+* :mod:`.random_workload`: random topologies and supervisor capacities drawn from the run's seed;
+* :mod:`.lifecycle`: the ``restart`` fault; :mod:`.faults`: the fault schema (with ``rolling_restart``);
 * :mod:`.model`: the scenario sections and the agents of a run;
 * :mod:`.views`: views over a finished run's trace (leader, live supervisors, workers at a time, measures).
 """

@@ -27,7 +27,7 @@ from clusteremu.strategies.storm.config import RESOURCE_AWARE_SCHEDULER_PRIORITY
 from clusteremu.strategies.storm.scheduler import schedule_round
 from clusteremu.strategies.storm.topology import Executor, Topology
 
-from .metrics import cluster_usage, fragmentation, proximity
+from .metrics import cluster_usage, fragmentation, proximity, stranded
 from .topologies import build_topology
 
 __all__ = ["Known", "RoundOutcome", "mk_assignments", "to_executor_slots", "to_workers"]
@@ -41,7 +41,7 @@ declare("scheduling_round", "The leader Nimbus ran one scheduling round (`mkAssi
         "assignment the round left out, \"\" otherwise). `generation` is \"2.x\" or \"1.x\"; "
         "`priority_strategy` the priority class; `order` the topology ids in the order the priority strategy "
         "gave (1.x: every pick, repeated after an eviction); `topologies` how many were known, "
-        "`fully_scheduled` how many have every executor placed "
+        "`topologies_fully_scheduled` how many have every executor placed "
         "after the round; `evictions` topologies evicted and left unassigned, `evictions_rolled_back` evictions "
         "undone because the evicting topology still did not fit; `assignments_changed` how many topologies' "
         "assignments changed; `supervisors` the live supervisors scheduled on. Cluster after the round, over the "
@@ -49,12 +49,14 @@ declare("scheduling_round", "The leader Nimbus ran one scheduling round (`mkAssi
         "`slots_total`/`slots_used`, `generic_total`/`generic_used` (by resource name, e.g. gpu.count), `nodes`: "
         "per supervisor `[id, rack, cpu_total, cpu_used, memory_total_mb, memory_used_mb, slots_total, "
         "slots_used]`; `fragmented_cpu`/`fragmented_memory_mb`: Nimbus's fragmentation gauge (free CPU and memory "
-        "of the nodes that cannot take one more default executor plus an acker).", __name__,
+        "of the nodes that cannot take one more default executor plus an acker); `stranded_cpu`/"
+        "`stranded_memory_mb`: free CPU and memory of the nodes where none of the executors still unplaced after "
+        "the round fits (0 when none is pending).", __name__,
         round="int", generation="str", rebalance="str", priority_strategy="str", order="list", topologies="int",
-        fully_scheduled="int", evictions="int", evictions_rolled_back="int", assignments_changed="int",
+        topologies_fully_scheduled="int", evictions="int", evictions_rolled_back="int", assignments_changed="int",
         supervisors="int", cpu_total="float", cpu_used="float", memory_total_mb="float", memory_used_mb="float",
         slots_total="int", slots_used="int", generic_total="dict", generic_used="dict", nodes="list",
-        fragmented_cpu="float", fragmented_memory_mb="float")
+        fragmented_cpu="float", fragmented_memory_mb="float", stranded_cpu="float", stranded_memory_mb="float")
 declare("topology_evicted", "In round `round`, the scheduler evicted topology `topology` (`topology_name`, `user`, "
         "`priority`: 0 is the most important) to make room for `by` (`by_name`, `by_user`, `by_priority`). "
         "`rolled_back`: the evicting topology still did not fit, so the eviction was undone (Storm still lists "
@@ -78,14 +80,14 @@ declare("assignment_changed", "The leader Nimbus changed a topology's assignment
 declare("topology_round", "A topology's state after scheduling round `round` (one per known topology and round). "
         "`rank` its position in the priority order (-1: not picked, 1.x); `status` Storm's status text "
         "(\"Running - Fully Scheduled by ...\", \"Not enough resources to schedule ...\", ...); "
-        "`fully_scheduled`; `executors`, `assigned_executors`, `workers`; `cpu`/`memory_mb` what its workers are "
+        "`fully_scheduled`; `executors`, `assigned_executors`, `worker_count`; `cpu`/`memory_mb` what its workers are "
         "charged, `requested_cpu`/`requested_memory_mb` what its executors request; `strategy` its scheduling "
         "class; `evicted` whether it was evicted in this round (and not rolled back); `topology_status` Storm's "
         "TopologyStatus in lower case: `active`, `rebalancing` (waiting for its rebalance), `killed` (waiting for "
         "its removal).", __name__,
         round="int", topology="str", topology_name="str", user="str", priority="int", topology_status="str",
         rank="int", status="str",
-        fully_scheduled="bool", executors="int", assigned_executors="int", workers="int", cpu="float",
+        fully_scheduled="bool", executors="int", assigned_executors="int", worker_count="int", cpu="float",
         memory_mb="float", requested_cpu="float", requested_memory_mb="float", strategy="str", evicted="bool")
 
 
@@ -224,6 +226,9 @@ def mk_assignments(known: Known, conf: Mapping[str, Any], now: float, round_no: 
 
     usage = cluster_usage(new)
     frag_cpu, frag_mem = fragmentation(usage["nodes"], conf)
+    pending = {(r.cpu, r.memory) for td in topologies if new.needs_scheduling(td)
+               for r in (td.request(e) for e in new.unassigned_executors(td))}
+    stranded_cpu, stranded_mem = stranded(usage["nodes"], pending)
     rank = {tid: i for i, tid in enumerate(dict.fromkeys(result.order))}
     statuses = {td.id: result.status.get(td.id, "") for td in topologies}
     fully = sum(1 for td in topologies if not new.needs_scheduling(td))
@@ -231,10 +236,11 @@ def mk_assignments(known: Known, conf: Mapping[str, Any], now: float, round_no: 
         "round": round_no, "generation": result.generation, "rebalance": scratch or "",
         "priority_strategy": registry.canonical_name("priority", conf[RESOURCE_AWARE_SCHEDULER_PRIORITY_STRATEGY],
                                                      result.generation),
-        "order": list(result.order), "topologies": len(topologies), "fully_scheduled": fully,
+        "order": list(result.order), "topologies": len(topologies), "topologies_fully_scheduled": fully,
         "evictions": len(evicted_now), "evictions_rolled_back": sum(1 for _, f in evictions if f["rolled_back"]),
         "assignments_changed": len(changes), "supervisors": len(alive),
-        **usage, "fragmented_cpu": frag_cpu, "fragmented_memory_mb": frag_mem}))
+        **usage, "fragmented_cpu": frag_cpu, "fragmented_memory_mb": frag_mem, "stranded_cpu": stranded_cpu,
+        "stranded_memory_mb": stranded_mem}))
     events += evictions
     events += changes
     for td in topologies:
@@ -244,7 +250,7 @@ def mk_assignments(known: Known, conf: Mapping[str, Any], now: float, round_no: 
             "priority": td.priority, "topology_status": known.storms[td.id].get("status", "active"),
             "rank": rank.get(td.id, -1), "status": statuses[td.id], "fully_scheduled": not new.needs_scheduling(td),
             "executors": len(td.executors), "assigned_executors": len(new.assignment(td.id)),
-            "workers": new.assigned_num_workers(td.id), "cpu": sched.cpu, "memory_mb": sched.memory,
+            "worker_count": new.assigned_num_workers(td.id), "cpu": sched.cpu, "memory_mb": sched.memory,
             "requested_cpu": td.total_requested_cpu(), "requested_memory_mb": td.total_requested_memory(),
             "strategy": result.strategies.get(td.id) or td.conf[TOPOLOGY_SCHEDULER_STRATEGY],
             "evicted": td.id in evicted_now}))

@@ -7,7 +7,9 @@ Components:
   (supervisor) and a rack;
 * :func:`cluster_usage`: the cluster's capacity, what the workers are charged, the slots, per node and in total;
 * :func:`fragmentation`: Nimbus's own fragmentation gauge (``Nimbus.isFragmented``): the free CPU and memory of
-  the nodes too full to take one more default executor plus one acker.
+  the nodes too full to take one more default executor plus one acker;
+* :func:`stranded`: the free CPU and memory of the nodes where none of the executors still waiting for a place
+  would fit (free but unusable by what is pending).
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from clusteremu.strategies.storm.config import (
 )
 from clusteremu.strategies.storm.topology import Topology
 
-__all__ = ["cluster_usage", "fragmentation", "proximity"]
+__all__ = ["cluster_usage", "fragmentation", "proximity", "stranded"]
 
 
 def proximity(state: ClusterState, td: Topology) -> dict[str, int]:
@@ -102,6 +104,21 @@ def fragmentation(nodes: list[list[Any]], conf: Mapping[str, Any]) -> tuple[floa
     for _sid, _rack, cpu_total, cpu_used, mem_total, mem_used, _slots, _used in nodes:
         free_cpu, free_mem = cpu_total - cpu_used, mem_total - mem_used
         if min_mem > free_mem or min_cpu > free_cpu:
+            cpu += max(free_cpu, 0.0)
+            mem += max(free_mem, 0.0)
+    return cpu, mem
+
+
+def stranded(nodes: list[list[Any]], pending: set[tuple[float, float]]) -> tuple[float, float]:
+    """``(stranded CPU, stranded memory MB)``: summed positive free CPU and memory of :func:`cluster_usage`'s
+    ``nodes`` on which no ``pending`` request ``(cpu, memory_mb)`` — one per distinct request of the executors not
+    placed after the round — fits; ``(0, 0)`` when nothing is pending (no free capacity is wanted)."""
+    if not pending:
+        return 0.0, 0.0
+    cpu = mem = 0.0
+    for _sid, _rack, cpu_total, cpu_used, mem_total, mem_used, _slots, _used in nodes:
+        free_cpu, free_mem = cpu_total - cpu_used, mem_total - mem_used
+        if not any(c <= free_cpu and m <= free_mem for c, m in pending):
             cpu += max(free_cpu, 0.0)
             mem += max(free_mem, 0.0)
     return cpu, mem

@@ -7,8 +7,10 @@ scheduler's: ``storm.zookeeper.session.timeout`` and ``topology.message.timeout.
 strategies by Storm's class names: ``scheduling`` (the default ``topology.scheduler.strategy``), ``priority``
 (``resource.aware.scheduler.priority.strategy``) and ``eviction`` (Storm 1.x's
 ``resource.aware.scheduler.eviction.strategy``: setting it selects the 1.x scheduler). ``[cluster]`` holds the
-daemons (Nimbus count, supervisor groups with their racks and capacities), GC and timers; ``[workload]`` the
-topologies users submit (their components, Storm topology keys, submission and kill times).
+daemons (Nimbus count, supervisor groups with their racks and capacities — fixed, or drawn from the seed with
+``random_capacity``), GC and timers; ``[workload]`` the topologies users submit (their components, Storm topology
+keys, submission and kill times), and ``[[workload.random]]`` topologies whose components the user draws from the
+seed (:mod:`.random_workload`).
 
 Agents: ``zookeeper`` (the kernel's metadata store), ``nimbus-1..n``, ``supervisor-1..m`` (on ``host-1..m``),
 ``user-<name>`` per submitting user.
@@ -16,6 +18,8 @@ Agents: ``zookeeper`` (the kernel's metadata store), ``nimbus-1..n``, ``supervis
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from clusteremu.agents.common.jvm import gc_table
 from clusteremu.base.errors import InputError
@@ -41,6 +45,7 @@ from clusteremu.strategies.storm.decide_parse import parse_request
 from . import assignments, nimbus, supervisor, user  # noqa: F401  (declares their event kinds)
 from . import faults as storm_faults
 from .nimbus import KILL_WAIT, ZK_SESSION_TIMEOUT
+from .random_workload import RANDOM_CAPACITY, RANDOM_OWN_KEYS, RANDOM_TOPOLOGY, check_ranges, draw_components
 from .store import LEADER_PATH, STORE
 from .topologies import decide_form, expand
 
@@ -57,6 +62,7 @@ _SUPERVISOR_GROUP = Table({
     SUPERVISOR_RESOURCES_MAP: Field("any", default=None, doc="generic resources, e.g. {\"gpu.count\" = 2}"),
     SUPERVISOR_SLOTS_PORTS: Field("list", default=None, item=Field("int", gt=0), doc="default: 6700-6703"),
     "start_at_s": Field("float", default=0.0, ge=0, doc="when these supervisors start (join the cluster)"),
+    "random_capacity": RANDOM_CAPACITY,
 })
 
 _COMPONENT = Table({
@@ -96,7 +102,8 @@ SECTIONS = {
             "tick_s": Field("float", default=2.0, gt=0, doc="session expiry check period (ZooKeeper tickTime)"),
         }),
     }),
-    "workload": Table({"topologies": ArrayOf(_TOPOLOGY)}),
+    "workload": Table({"topologies": ArrayOf(_TOPOLOGY),
+                       "random": ArrayOf(RANDOM_TOPOLOGY, doc="topologies whose components are drawn from the seed")}),
     "strategy": Table({
         "scheduling": Field("str", default=None, doc="default topology.scheduler.strategy (class name)"),
         "priority": Field("str", default=None, doc="resource.aware.scheduler.priority.strategy (class name)"),
@@ -166,8 +173,31 @@ class StormModel:
                 except InputError as err:
                     problems.append((f"cluster.supervisors[{i}].{SUPERVISOR_RESOURCES_MAP}", err.reason))
         entries = data["workload"]["topologies"]
-        if not entries:
-            problems.append(("workload.topologies", "at least one topology is needed"))
+        if not entries and not data["workload"]["random"]:
+            problems.append(("workload.topologies", "at least one topology (or workload.random entry) is needed"))
+        for i, group in enumerate(data["cluster"]["supervisors"]):
+            problems += check_ranges(group["random_capacity"], ("cpu", "memory_mb"),
+                                     f"cluster.supervisors[{i}].random_capacity")
+        for i, entry in enumerate(data["workload"]["random"]):
+            path = f"workload.random[{i}]"
+            bad = check_ranges(entry, ("components", "parallelism", "cpu", "onheap_mb"), path)
+            if entry["components"] is not None and entry["components"][0] < 1:
+                bad.append((f"{path}.components", "at least one component"))
+            problems += bad
+            if bad:
+                continue
+            if not entry["user"] or not all(c.isalnum() or c in "-_." for c in entry["user"]):
+                problems.append((f"{path}.user", "a user name of letters, digits, '-', '_' or '.'"))
+            if entry["kill_at_s"] is not None and entry["kill_at_s"] <= entry["submit_at_s"]:
+                problems.append((f"{path}.kill_at_s", "must be after submit_at_s"))
+            sample = {"name": entry["name"], "user": entry["user"],
+                      "conf": {k: v for k, v in entry.items() if k not in RANDOM_OWN_KEYS},
+                      "components": draw_components(np.random.default_rng(0), entry)}
+            try:  # the conf keys and their types, on one draw
+                parse_request({"config": data["config"], "nowSecs": 0, "supervisors": [],
+                               "topologies": [decide_form(sub=sample)]}, path)
+            except InputError as err:
+                problems.append((err.where.replace(": topologies[0].", "."), err.reason))
         for i, entry in enumerate(entries):
             sub = expand([entry])[0]  # the copies differ only by name
             path = f"workload.topologies[{i}]"
@@ -196,6 +226,7 @@ class StormModel:
                             "tick_s": cluster["store"]["tick_s"], "leader_paths": [LEADER_PATH]})]
         specs += [AgentSpec(n, "clusteremu.agents.storm.nimbus:Nimbus", common) for n in nimbuses]
         k = 0
+        n_supervisors = sum(g["count"] for g in cluster["supervisors"])
         for group in cluster["supervisors"]:
             for _ in range(group["count"]):
                 k += 1
@@ -207,9 +238,11 @@ class StormModel:
                     "generic": convert_value("number_map", generic if generic is not None
                                              else conf[SUPERVISOR_RESOURCES_MAP], SUPERVISOR_RESOURCES_MAP),
                     "ports": list(group[SUPERVISOR_SLOTS_PORTS] or conf[SUPERVISOR_SLOTS_PORTS]),
-                    "worker_launch_s": cluster["worker_launch_s"],
+                    "worker_launch_s": cluster["worker_launch_s"], "supervisors": n_supervisors,
+                    "random_capacity": group["random_capacity"]
+                    if any(v is not None for v in group["random_capacity"].values()) else None,
                 }, start_at=group["start_at_s"]))
-        subs = expand(data["workload"]["topologies"])
+        subs = expand(data["workload"]["topologies"]) + expand_random(data["workload"]["random"])
         for u in sorted({s["user"] for s in subs}):
             specs.append(AgentSpec(user_agent(u), "clusteremu.agents.storm.user:User", {
                 "nimbuses": nimbuses, "topologies": [s for s in subs if s["user"] == u],
@@ -218,6 +251,23 @@ class StormModel:
 
     def network_conditions(self, data: dict[str, Any]) -> list[Condition]:
         return faults.network_conditions(data["faults"])
+
+
+def expand_random(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``[[workload.random]]`` entries as submissions (see :func:`.topologies.expand`); ``components`` is
+    empty and ``random`` holds the ranges the user draws them from when it starts."""
+    out = []
+    for e in entries:
+        n = int(e["count"])
+        for i in range(n):
+            shift = i * float(e["every_s"])
+            out.append({"name": e["name"] if n == 1 else f"{e['name']}-{i + 1}", "user": e["user"],
+                        "submit_at": float(e["submit_at_s"]) + shift,
+                        "kill_at": None if e["kill_at_s"] is None else float(e["kill_at_s"]) + shift,
+                        "kill_wait_s": None, "rebalance_at": None, "rebalance_wait_s": None,
+                        "conf": {k: v for k, v in e.items() if k not in RANDOM_OWN_KEYS}, "components": [],
+                        "random": {k: e[k] for k in ("components", "parallelism", "cpu", "onheap_mb")}})
+    return out
 
 
 def _or(value: float | None, default: float) -> float:

@@ -8,13 +8,14 @@ Components of :class:`Nimbus`:
   :class:`~clusteremu.emulator.election.LeaderElection` on :data:`~.store.LEADER_PATH` (Storm: Curator's leader
   latch) — the same mechanism as Pulsar's brokers;
 * its copy of ZooKeeper, kept by watches: the topologies (``StormBase``), the assignments, each supervisor's
-  part of them, the supervisors' heartbeats (``SupervisorInfo``); every Nimbus keeps it, so a new leader
-  schedules at once. After a round the leader writes the changed assignments, then the part of each supervisor
+  part of them; every Nimbus keeps it, so a new leader schedules at once. The supervisors' heartbeats
+  (``SupervisorInfo``) are read once at the start of each round (Storm's ``allSupervisorInfo``), not watched. After a round the leader writes the changed assignments, then the part of each supervisor
   whose part changed (what that supervisor runs), which it also pushes to that supervisor;
 * the ``timer`` executor (Storm's ``StormTimer``: fixed delay by default, a scenario setting) that runs
   ``mkAssignments`` every ``nimbus.monitor.freq.secs`` from the start; a Nimbus that does not lead skips it;
-* supervisor liveness: a supervisor is alive while its ephemeral node exists and its last heartbeat is at most
-  ``nimbus.supervisor.timeout.secs`` old; the leader writes the changes it sees at each round;
+* supervisor liveness: a supervisor is alive while its ephemeral node exists and its last heartbeat (as read at
+  the round) is at most ``nimbus.supervisor.timeout.secs`` old; the leader writes the changes it sees at each
+  round;
 * submissions (``submit_topology``), rebalances (``rebalance_topology``) and kills (``kill_topology``), answered
   only by the leader. A rebalance marks the topology rebalancing and, ``wait_s`` later
   (``topology.message.timeout.secs``), runs a round on the timer's thread that places all its executors afresh
@@ -42,7 +43,7 @@ from clusteremu.strategies.storm.config import (
 )
 from clusteremu.strategies.storm.topology import Topology
 
-from .assignments import Known, mk_assignments
+from .assignments import Known, RoundOutcome, mk_assignments
 from .lifecycle import restart_later
 from .store import (
     ASSIGNMENTS_PREFIX,
@@ -85,8 +86,10 @@ declare("supervisor_alive", "The leader Nimbus sees supervisor `supervisor` aliv
         supervisor="str", host="str", rack="str", cause="str")
 declare("supervisor_dead", "The leader Nimbus deems supervisor `supervisor` dead at a scheduling round (`cause`: "
         "`node_deleted` — its ZooKeeper session expired — or `heartbeat_timeout` — its last heartbeat is older "
-        "than nimbus.supervisor.timeout.secs); `silent_s` seconds since its last heartbeat this Nimbus saw (-1: none).",
-        __name__, supervisor="str", cause="str", silent_s="float")
+        "than nimbus.supervisor.timeout.secs); `silent_s` seconds since its last heartbeat this Nimbus saw (-1: none); "
+        "`hosted` the topologies that had executors on it in the assignments as the round found them, "
+        "`hosted_executors` how many executors.",
+        __name__, supervisor="str", cause="str", silent_s="float", hosted="list", hosted_executors="int")
 
 
 class Nimbus(JvmAgent):
@@ -116,6 +119,8 @@ class Nimbus(JvmAgent):
         self.view_nodes: set[str] = set()  # the supervisors' nodes at the leader's last round
         self.leading = False
         self.rounds = 0
+        self.changes = 0  # bumped at every change of storms or assignments: a round's inputs changed
+        self.memo: tuple[Any, dict[str, str], RoundOutcome] | None = None  # the last round: inputs, statuses, out
         self.timer = self.executor("timer")
         self.timer.schedule_periodic(p["timer_mode"], self._monitor, 0.0, float(self.conf[NIMBUS_MONITOR_FREQ_SECS]),
                                      name="mk-assignments")
@@ -126,7 +131,7 @@ class Nimbus(JvmAgent):
         """Open the session, read and watch the cluster state, then join the leader latch."""
         while not (yield from self.store.open()):
             yield from self.sleep(self.params["op_timeout_s"])
-        for prefix in (STORMS_PREFIX, ASSIGNMENTS_PREFIX, SUPERVISORS_PREFIX, NODE_ASSIGNMENTS_PREFIX):
+        for prefix in (STORMS_PREFIX, ASSIGNMENTS_PREFIX, NODE_ASSIGNMENTS_PREFIX):
             r = yield from self.store.op("watch", {"prefix": prefix})
             if r is None:
                 return  # the session is gone already; _session_lost starts again
@@ -184,19 +189,18 @@ class Nimbus(JvmAgent):
             else:
                 self.node_parts[node] = data["parts"]
             return
-        for prefix, table in ((STORMS_PREFIX, self.storms), (ASSIGNMENTS_PREFIX, self.assignments),
-                              (SUPERVISORS_PREFIX, self.sup_info)):
+        for prefix, table in ((STORMS_PREFIX, self.storms), (ASSIGNMENTS_PREFIX, self.assignments)):
             if path.startswith(prefix):
                 key = path[len(prefix):]
                 if change == "deleted":
                     table.pop(key, None)
+                    self.changes += 1
                     if table is self.storms:
                         self.cache.pop(key, None)
                         self.statuses.pop(key, None)
                 else:
                     table[key] = data
-                    if table is self.sup_info:
-                        self.last_heartbeat[key] = data["time"]
+                    self.changes += 1
                 return
 
     # -- scheduling -----------------------------------------------------------------------------------------
@@ -221,25 +225,51 @@ class Nimbus(JvmAgent):
                 self.emit("supervisor_alive", supervisor=sid, host=info["host"], rack=info["rack"] or "", cause=cause)
             elif was and not is_:
                 last = self.last_heartbeat.get(sid)
+                hosted = {tid: sum(len(w[5]) for w in a["workers"] if w[0] == sid)
+                          for tid, a in sorted(self.assignments.items())}
                 self.emit("supervisor_dead", supervisor=sid,
                           cause="heartbeat_timeout" if sid in self.sup_info else "node_deleted",
-                          silent_s=-1.0 if last is None else now - last)
+                          silent_s=-1.0 if last is None else now - last,
+                          hosted=[tid for tid, n in hosted.items() if n], hosted_executors=sum(hosted.values()))
         self.view = {s: True for s in alive}
         self.view_nodes = set(self.sup_info)
         return alive
 
+    def _read_supervisors(self) -> Generator[Any, Any, bool]:
+        """Read every ``SupervisorInfo`` (Storm's ``allSupervisorInfo`` at the start of ``mkAssignments``): one
+        read per round rather than a watch, so that a heartbeat costs ZooKeeper one write and no notification;
+        False when the session is gone."""
+        r = yield from self.store.op("list", {"prefix": SUPERVISORS_PREFIX})
+        if r is None:
+            return False
+        n = len(SUPERVISORS_PREFIX)
+        self.sup_info = {path[n:]: data for path, data in r["nodes"].items()}
+        for sid, info in self.sup_info.items():
+            self.last_heartbeat[sid] = info["time"]
+        return True
+
     def _mk_assignments(self, scratch: str | None = None) -> Generator:
+        if not (yield from self._read_supervisors()) or not self.is_leader:
+            return
         self.rounds += 1
-        known = Known(self._alive(), self.storms, self.assignments, self.statuses, self.cache)
-        out = mk_assignments(known, self.conf, self.now, self.rounds, scratch)
+        alive = self._alive()
+        out = self._unchanged_round(alive, scratch)
+        if out is None:
+            key = self._round_key(alive, scratch)
+            statuses = self.statuses
+            out = mk_assignments(Known(alive, self.storms, self.assignments, statuses, self.cache), self.conf,
+                                 self.now, self.rounds, scratch)
+            self.memo = (key, statuses, out)
         self.statuses = out.statuses
         for kind, fields in out.events:
             self.emit(kind, **fields)
         for tid, data in out.writes.items():  # local copy first: the watch echoes the same data back
             if data is None:
                 self.assignments.pop(tid, None)
+                self.changes += 1
             else:
                 self.assignments[tid] = data
+                self.changes += 1
         for tid, data in sorted(out.writes.items()):
             if data is None:
                 r = yield from self.store.op("delete", {"path": ASSIGNMENTS_PREFIX + tid})
@@ -249,6 +279,27 @@ class Nimbus(JvmAgent):
             if r is None:
                 return  # session lost mid-way: the next leader reads what was written
         yield from self._publish_node_parts()
+
+    def _round_key(self, alive: dict[str, dict[str, Any]], scratch: str | None) -> tuple:
+        """What a round reads besides the statuses: the topologies and assignments (by their change count), the
+        live supervisors' capacities (not their heartbeat times) and the rebalanced topology."""
+        return (self.changes, scratch, tuple((sid, info["host"], info["rack"], info["cpu"], info["memory_mb"],
+                                              tuple(sorted(info["generic"].items())), tuple(info["ports"]))
+                                             for sid, info in alive.items()))
+
+    def _unchanged_round(self, alive: dict[str, dict[str, Any]], scratch: str | None) -> RoundOutcome | None:
+        """The outcome of this round when it is the last round's again, else None. ``mk_assignments`` is a pure
+        function of the round's inputs (the virtual time enters only through topology uptimes, which the priority
+        strategies compare with each other only, so a shift leaves the order as it was); when the last round
+        changed nothing (no write, the same statuses) and nothing else changed since, this round would compute
+        the same outcome: its events are the same but for the round number."""
+        if self.memo is None or scratch is not None:
+            return None
+        key, statuses, out = self.memo
+        if out.writes or out.statuses != statuses or statuses != self.statuses or key != self._round_key(alive, None):
+            return None
+        n = self.rounds
+        return RoundOutcome({}, out.statuses, [(kind, {**fields, "round": n}) for kind, fields in out.events])
 
     def _publish_node_parts(self) -> Generator:
         """Write, then push, the part of every supervisor whose part of the assignments changed; ``at`` (the write
@@ -301,6 +352,7 @@ class Nimbus(JvmAgent):
             self.reply(msg, {"ok": False, "error": "store"})
             return
         self.storms[tid] = base
+        self.changes += 1
         total = td.total_request()
         self.emit("topology_submitted", topology=tid, topology_name=td.name, user=td.user or "",
                   priority=td.conf[TOPOLOGY_PRIORITY],
@@ -329,6 +381,7 @@ class Nimbus(JvmAgent):
             self.reply(msg, {"ok": False, "error": "store"})
             return
         self.storms[tid] = base
+        self.changes += 1
         self.emit("topology_killed", topology=tid, topology_name=base["name"], user=base["user"], wait_s=float(wait))
         self.reply(msg, {"ok": True, "topology": tid})
         yield from self._remove_later(tid, wait)
@@ -353,6 +406,7 @@ class Nimbus(JvmAgent):
             self.reply(msg, {"ok": False, "error": "store"})
             return
         self.storms[tid] = base
+        self.changes += 1
         self.emit("topology_rebalancing", topology=tid, topology_name=base["name"], user=base["user"],
                   wait_s=float(wait))
         self.reply(msg, {"ok": True, "topology": tid})
@@ -373,6 +427,7 @@ class Nimbus(JvmAgent):
         if r is None:
             return
         self.storms[tid] = base
+        self.changes += 1
         yield from self._mk_assignments(scratch=tid)
 
     def _remove_later(self, tid: str, wait: float) -> Generator:
@@ -384,11 +439,13 @@ class Nimbus(JvmAgent):
         if r is None:
             return
         self.storms.pop(tid, None)
+        self.changes += 1
         self.cache.pop(tid, None)
         self.statuses.pop(tid, None)
         self.emit("topology_removed", topology=tid, topology_name=base["name"], user=base["user"])
         if tid in self.assignments:
             self.assignments.pop(tid)
+            self.changes += 1
             r = yield from self.store.op("delete", {"path": ASSIGNMENTS_PREFIX + tid})
             if r is not None:
                 yield from self._publish_node_parts()

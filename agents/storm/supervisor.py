@@ -19,11 +19,16 @@ Components of :class:`Supervisor`:
 
 A crash is a host crash: the workers go with the supervisor. GC pauses and ``gc_storm`` stop the heartbeats and
 the assignment handling (:class:`~clusteremu.emulator.jvm.JvmAgent`); ``restart`` crashes it and starts it again.
+A ``rolling_restart`` (:class:`~clusteremu.agents.common.lifecycle.RollingRestarts`) stops it gracefully
+(:meth:`Supervisor.shutdown`): the daemon closes its ZooKeeper session, so its node goes at once, and exits; its
+workers are processes of their own and keep running. Started again, it takes its part of the assignments and
+keeps the workers still assigned to it, killing the others.
 """
 from __future__ import annotations
 
 from typing import Any, Generator
 
+from clusteremu.agents.common.lifecycle import ROLLING_RESTART, TURN, RollingRestarts
 from clusteremu.emulator.agent import AgentContext
 from clusteremu.emulator.election import MetadataSession, StoreProtocol
 from clusteremu.emulator.jvm import JvmAgent
@@ -33,6 +38,7 @@ from clusteremu.strategies.storm.config import SUPERVISOR_HEARTBEAT_FREQUENCY_SE
 
 from .lifecycle import restart_later
 from .nimbus import ZK_SESSION_TIMEOUT
+from .random_workload import draw_capacity
 from .store import STORE, SUPERVISORS_PREFIX, node_assignments_path
 
 __all__ = ["SYNC_PERIOD_S", "Supervisor"]
@@ -44,9 +50,16 @@ declare("supervisor_registered", "The supervisor opened a ZooKeeper session and 
         "`start`, `restart` — the process started again —, `session_expired` — registering again after its "
         "session expired).", __name__,
         session="str", cause="str")
-declare("supervisor_heartbeat", "The supervisor wrote heartbeat `n` (its `SupervisorInfo`): `slots_used` workers, "
-        "`cpu_used` (% of a core) and `memory_used_mb` charged to them.", __name__,
+declare("supervisor_heartbeat", "The supervisor wrote heartbeat `n` (its `SupervisorInfo`) and what it reports "
+        "changed since its last `supervisor_heartbeat` of this run (or it is the first): `slots_used` workers, "
+        "`cpu_used` (% of a core) and `memory_used_mb` charged to them. The heartbeats in between are written to "
+        "ZooKeeper all the same; they are not traced.", __name__,
         n="int", slots_used="int", cpu_used="float", memory_used_mb="float")
+declare("supervisor_stopping", "The supervisor daemon stops gracefully (`cause`: `rolling_restart`): it closes its "
+        "ZooKeeper session (its node goes at once) and exits; its `running_workers` keep running.", __name__,
+        cause="str", running_workers="int")
+declare("supervisor_rolling_restart_done", "The last supervisor of a rolling restart is back (`supervisors`: how "
+        "many were restarted).", __name__, supervisors="int")
 declare("worker_launched", "A worker of `topology` runs on this supervisor's `port` (launched `worker_launch_s` "
         "after its assignment arrived) with `executors`, charged `cpu` (% of a core) and `memory_mb`.", __name__,
         topology="str", port="int", executors="int", cpu="float", memory_mb="float")
@@ -62,17 +75,31 @@ class Supervisor(JvmAgent):
     def __init__(self, name: str, ctx: AgentContext) -> None:
         super().__init__(name, ctx)
         self.boots = 0  # outlives a restart of the process
+        self.kept: dict[int, dict[str, Any]] = {}  # the workers left running by a graceful stop
+        self.rolling = RollingRestarts(self, members=self._all_supervisors,
+                                       on_done=lambda n: self.emit("supervisor_rolling_restart_done", supervisors=n))
 
     def on_start(self) -> None:
         self.boots += 1
         p = self.params
+        if self.boots == 1:  # a random capacity is the host's: drawn once, on the supervisor's own stream
+            cpu, mem = draw_capacity(self.rng("capacity"), p["random_capacity"]) if p.get("random_capacity") \
+                else (None, None)
+            self.cpu = p["cpu"] if cpu is None else cpu
+            self.memory_mb = p["memory_mb"] if mem is None else mem
         self.conf: dict[str, Any] = p["config"]
         self.store = MetadataSession(self, StoreProtocol(STORE), timeout_s=self.conf[ZK_SESSION_TIMEOUT] / 1000.0,
                                      op_timeout_s=p["op_timeout_s"], on_lost=self._session_lost)
-        self.workers: dict[int, dict[str, Any]] = {}  # port -> {topology, executors, cpu, memory_mb, running}
+        # port -> {topology, executors, cpu, memory_mb, running}; a graceful stop left its workers running
+        self.workers: dict[int, dict[str, Any]] = self.kept
+        self.kept = {}
+        self.stopping: str | None = None  # the cause of a graceful stop in progress
+        self.booted = self.env.event()
         self.assigned: dict[str, dict[int, dict[str, Any]]] = {}  # topology id -> its workers here, by port
         self.assigned_at = -1.0  # when the leader wrote the part held
+        self.synced = False  # whether this run has taken a part yet
         self.beats = 0
+        self.reported: tuple[int, float, float] | None = None  # what the last traced heartbeat reported
         self.started = self.now
         self.path = SUPERVISORS_PREFIX + self.name
         self.assignments_path = node_assignments_path(self.name)
@@ -88,6 +115,7 @@ class Supervisor(JvmAgent):
             return
         self.emit("supervisor_registered", session=self.store.id or "", cause=cause)
         if cause != "session_expired":
+            self.booted.succeed()
             yield from self._resync()
             freq = float(self.conf[SUPERVISOR_HEARTBEAT_FREQUENCY_SECS])
             self.timer.schedule_periodic(self.params["timer_mode"], self._heartbeat, freq, freq, name="heartbeat")
@@ -101,7 +129,7 @@ class Supervisor(JvmAgent):
     def info(self) -> dict[str, Any]:
         """The ``SupervisorInfo`` written to ZooKeeper (``time`` in virtual seconds)."""
         p = self.params
-        return {"id": self.name, "host": p["host"], "rack": p["rack"], "cpu": p["cpu"], "memory_mb": p["memory_mb"],
+        return {"id": self.name, "host": p["host"], "rack": p["rack"], "cpu": self.cpu, "memory_mb": self.memory_mb,
                 "generic": p["generic"], "ports": p["ports"], "time": self.now, "uptime_s": self.now - self.started,
                 "used_ports": sorted(self.workers), "cpu_used": self._used("cpu"),
                 "memory_used_mb": self._used("memory_mb")}
@@ -113,8 +141,11 @@ class Supervisor(JvmAgent):
         if not self.store.is_open:
             return None  # registering again: the new node carries a fresh SupervisorInfo
         self.beats += 1
-        self.emit("supervisor_heartbeat", n=self.beats, slots_used=len(self.workers), cpu_used=self._used("cpu"),
-                  memory_used_mb=self._used("memory_mb"))
+        report = (len(self.workers), self._used("cpu"), self._used("memory_mb"))
+        if report != self.reported:  # a heartbeat that only says "still alive" is not traced
+            self.reported = report
+            self.emit("supervisor_heartbeat", n=self.beats, slots_used=report[0], cpu_used=report[1],
+                      memory_used_mb=report[2])
         return self._write()
 
     def _write(self) -> Generator:
@@ -124,6 +155,8 @@ class Supervisor(JvmAgent):
     def on_message(self, msg: Message) -> Generator | None:
         if msg.kind == "assignments":
             self._take(msg.body)
+        elif msg.kind == TURN:
+            self.rolling.on_turn(msg.body)
         return None
 
     def _read_assignments(self) -> Generator | None:
@@ -145,7 +178,8 @@ class Supervisor(JvmAgent):
                                  "memory_mb": on_heap + off_heap}
                           for port, cpu, on_heap, off_heap, execs in rows}
                     for tid, rows in sorted(data["parts"].items())}
-        if assigned != self.assigned:
+        if assigned != self.assigned or not self.synced:  # the first part of a run also settles kept workers
+            self.synced = True
             self.assigned = assigned
             self._sync()
 
@@ -181,10 +215,27 @@ class Supervisor(JvmAgent):
                   cpu=worker["cpu"], memory_mb=worker["memory_mb"])
 
     # -- faults ---------------------------------------------------------------------------------------------
+    def _all_supervisors(self) -> list[str]:
+        return [f"supervisor-{i + 1}" for i in range(self.params["supervisors"])]
+
+    def shutdown(self, cause: str) -> Generator:
+        """A graceful stop of the daemon: close the ZooKeeper session (the node goes at once, so the leader sees
+        the supervisor gone at its next round) and exit, leaving the workers running."""
+        if not self.alive or self.stopping:
+            return
+        self.stopping = cause
+        running = sum(1 for w in self.workers.values() if w["running"])
+        self.emit("supervisor_stopping", cause=cause, running_workers=running)
+        yield from self.store.close()
+        self.kept = {port: w for port, w in sorted(self.workers.items()) if w["running"]}
+        self.crash(cause)
+
     def on_fault(self, kind: str, spec: dict[str, Any]) -> None:
-        """``restart``: crash now (the host: its workers go too), start again ``duration_s`` later; the JVM's and
-        the kernel's kinds otherwise."""
+        """``restart``: crash now (the host: its workers go too), start again ``duration_s`` later;
+        ``rolling_restart``: its turn in the operator's script; the JVM's and the kernel's kinds otherwise."""
         if kind == "restart":
             restart_later(self, spec["duration_s"])
+        elif kind == ROLLING_RESTART:
+            self.rolling.on_fault(spec)
         else:
             super().on_fault(kind, spec)

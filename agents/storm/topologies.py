@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from clusteremu.strategies.storm.config import KEYS, TOPOLOGY_COMPONENT_RESOURCES_MAP, TOPOLOGY_SUBMITTER_USER
+from clusteremu.strategies.storm.config import KEYS, TOPOLOGY_SUBMITTER_USER
 from clusteremu.strategies.storm.topology import Component, Topology
 
 __all__ = ["COMPONENT_KEYS", "OWN_KEYS", "build_topology", "component_summary", "decide_form", "expand"]
@@ -61,20 +61,13 @@ def decide_form(sub: Mapping[str, Any], launch_secs: int = 0) -> dict[str, Any]:
             "launchTimeSecs": launch_secs, **sub["conf"], "components": [dict(c) for c in sub["components"]]}
 
 
-def _flat(resources: Mapping[str, Any]) -> dict[str, float]:
-    # Component.resources takes generic amounts by name beside the CPU/memory keys (not as a nested map)
-    out = {k: v for k, v in resources.items() if k != TOPOLOGY_COMPONENT_RESOURCES_MAP}
-    out.update(resources.get(TOPOLOGY_COMPONENT_RESOURCES_MAP) or {})
-    return out
-
-
 def build_topology(base: Mapping[str, Any], daemon_conf: Mapping[str, Any]) -> Topology:
     """The scheduler's view of a stored topology (``base``: ``{"id", "name", "user", "launch_secs", "conf",
     "components"}``)."""
     conf = {k: daemon_conf[k] for k in _TOPOLOGY_SCOPE if k in daemon_conf}
     conf.update(base["conf"])
     components = [Component(c["id"], int(c["parallelism"]), c["type"], tuple(c.get("inputs") or ()), None,
-                            _flat({k: v for k, v in c.items() if k not in COMPONENT_KEYS}))
+                            {k: v for k, v in c.items() if k not in COMPONENT_KEYS})
                   for c in base["components"]]
     return Topology(base["id"], components, conf, name=base["name"], user=base["user"],
                     launch_time=int(base["launch_secs"]))

@@ -1,8 +1,9 @@
 """A Storm user: submits its topologies at their times (``storm jar``), rebalances (``storm rebalance``) and kills
 them (``storm kill``), through the Nimbus leader.
 
-Components of :class:`User`: one process per topology — wait for its submission time, submit, then rebalance and
-kill it at their times (if any). A request goes to the Nimbus it believes leads (at first the first of
+Components of :class:`User`: one process per topology — draw its components if it is a random one
+(:mod:`.random_workload`), wait for its submission time, submit, then rebalance and kill it at their times (if
+any). A request goes to the Nimbus it believes leads (at first the first of
 ``nimbus.seeds``); a Nimbus that does not lead answers with the leader it knows, and the request goes there at
 once (Storm's ``NimbusClient`` asks the seeds for the leader); with no answer or no leader known the next seed is
 tried, and after a full turn of the seeds the user waits ``client_retry_s``. The user is not a JVM model (a short-lived
@@ -14,6 +15,8 @@ from typing import Any, Generator
 
 from clusteremu.emulator.agent import Agent
 from clusteremu.emulator.trace.kinds import declare
+
+from .random_workload import draw_components
 
 __all__ = ["User"]
 
@@ -36,6 +39,8 @@ class User(Agent):
             self.spawn(self._lifecycle(sub))
 
     def _lifecycle(self, sub: dict[str, Any]) -> Generator:
+        if sub.get("random") is not None:  # drawn now, on the topology's own stream of the run's seed
+            sub = {**sub, "components": draw_components(self.rng(f"topology:{sub['name']}"), sub["random"])}
         yield from self.sleep(max(0.0, sub["submit_at"] - self.now))
         yield from self._request("submit_topology", "submit", {"name": sub["name"], "user": sub["user"],
                                                                "conf": sub["conf"], "components": sub["components"]})

@@ -37,7 +37,6 @@ from . import registry
 from .cluster import ClusterState, Supervisor, WorkerSlot
 from .config import (
     RESOURCE_AWARE_SCHEDULER_PRIORITY_STRATEGY,
-    TOPOLOGY_COMPONENT_RESOURCES_MAP,
     TOPOLOGY_SCHEDULER_STRATEGY,
 )
 from .decide_parse import DecideRequest, TopologySpec, parse_request
@@ -70,16 +69,9 @@ def decide(request: DecideRequest, default_strategy: str, *, explain: bool = Fal
 def _topology(spec: TopologySpec, default_strategy: str) -> Topology:
     conf = dict(spec.conf)
     conf[TOPOLOGY_SCHEDULER_STRATEGY] = spec.strategy if spec.strategy is not None else default_strategy
-    components = [Component(c.id, c.parallelism, c.kind, c.inputs, None, _flat(c.resources))
+    components = [Component(c.id, c.parallelism, c.kind, c.inputs, None, c.resources)
                   for c in spec.components]
     return Topology(spec.id, components, conf, name=spec.name, launch_time=spec.launch_time)
-
-
-def _flat(resources: dict[str, Any]) -> dict[str, float]:
-    # Component.resources takes generic amounts by name beside the CPU/memory keys (not as a nested map)
-    out = {k: v for k, v in resources.items() if k != TOPOLOGY_COMPONENT_RESOURCES_MAP}
-    out.update(resources.get(TOPOLOGY_COMPONENT_RESOURCES_MAP) or {})
-    return out
 
 
 def _executor_at(td: Topology, component: str, index: int) -> Executor:

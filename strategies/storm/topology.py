@@ -91,9 +91,12 @@ class Component:
     """A spout or bolt.
 
     ``parallelism`` executors run ``tasks`` tasks (default: one per executor). ``inputs`` are the ids of the
-    components this one reads from (parents). ``resources`` override the topology's per-executor defaults;
-    keys are Storm's (``topology.component.cpu.pcore.percent``, ``topology.component.resources.onheap.memory.mb``,
-    ``...offheap.memory.mb``) or common names (``cpu.pcore.percent``, ``onheap.memory.mb``, ``gpu.count``).
+    components this one reads from (parents). ``resources`` override the topology's per-executor defaults, as a
+    component's JSON conf does in Storm (``NormalizedResourceRequest.parseResources``): Storm's keys
+    (``topology.component.cpu.pcore.percent``, ``topology.component.resources.onheap.memory.mb``,
+    ``...offheap.memory.mb``) or common names (``cpu.pcore.percent``, ``onheap.memory.mb``, ``gpu.count``), and
+    ``topology.component.resources.map``: a nested map of amounts by name (config or common names, generic
+    resources such as ``gpu.count``), whose entries win over the flat keys.
     ``groupings`` names the stream grouping from each parent (``"shuffle"``, ``"local_or_shuffle"``,
     ``"fields"``, ...); a parent not listed is taken as ``"shuffle"``. Only the executor order by proximity
     (``topology.ras.order.executors.by.proximity.needs``) reads it.
@@ -104,7 +107,7 @@ class Component:
     kind: Literal["spout", "bolt"] = "bolt"
     inputs: tuple[str, ...] = ()
     tasks: int | None = None
-    resources: Mapping[str, float] = field(default_factory=dict)
+    resources: Mapping[str, float | Mapping[str, float]] = field(default_factory=dict)
     groupings: Mapping[str, str] = field(default_factory=dict)
 
     def grouping_from(self, parent: str) -> str:
@@ -153,14 +156,19 @@ def component_request(conf: Mapping[str, Any], comp: Component, where: str = "to
                       (TOPOLOGY_COMPONENT_RESOURCES_ONHEAP_MEMORY_MB, ONHEAP)):
         if name not in merged and conf.get(key) is not None:
             merged[name] = float(conf[key])
-    for key, value in comp.resources.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InputError(f"{where}: component {comp.id}.resources.{key}", f"expected a number, got {value!r}")
     own = dict(comp.resources)
-    nested = own.pop(TOPOLOGY_COMPONENT_RESOURCES_MAP, None)
+    nested = own.pop(TOPOLOGY_COMPONENT_RESOURCES_MAP, None) or {}
+    if not isinstance(nested, Mapping):
+        raise InputError(f"{where}: component {comp.id}.resources.{TOPOLOGY_COMPONENT_RESOURCES_MAP}",
+                         f"expected a map of amounts by resource name, got {nested!r}")
+    for path, values in (("", own), (f"{TOPOLOGY_COMPONENT_RESOURCES_MAP}.", nested)):
+        for key, value in values.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InputError(f"{where}: component {comp.id}.resources.{path}{key}",
+                                 f"expected a number, got {value!r}")
+    # the component's own amounts replace the defaults; its nested map's entries replace its flat keys
     merged.update(normalize_resource_map(own))
-    if nested:
-        merged.update(normalize_resource_map(nested))
+    merged.update(normalize_resource_map(nested))
     return ResourceRequest.from_normalized_map(merged)
 
 

@@ -6,9 +6,12 @@ from clusteremu.emulator.systems import Suite
 SUITES: dict[str, Suite] = {
     "storm": Suite(
         ("storm-steady-multi-user", "storm-supervisor-failure", "storm-eviction-2x", "storm-eviction-1x",
-         "storm-gpu-racks", "storm-nimbus-failover"),
+         "storm-priority-classes", "storm-random-topologies", "storm-rolling-restart", "storm-gpu-racks",
+         "storm-nimbus-failover"),
         "Storm's Resource Aware Scheduler (shared/seeds/003): a steady multi-user cluster, supervisor failures and "
-        "rescheduling, eviction by priority on an over-subscribed cluster (2.x and 1.x rules), heterogeneous "
-        "racks with GPUs, and a Nimbus failover during submissions",
+        "rescheduling, eviction by priority on an over-subscribed cluster (2.x and 1.x rules), three priority "
+        "classes with user pools, random topologies on random clusters (the documentation's evaluation), a "
+        "rolling restart of the supervisors, heterogeneous racks with GPUs, and a Nimbus failover during "
+        "submissions",
     ),
 }

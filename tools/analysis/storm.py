@@ -27,14 +27,21 @@ from clusteremu.tools.spark.routing import Key
 from . import load_balance
 from .common import PART_BASE, counts_by
 from .model import Headline, ModelFigures, Part, PartResult, RunParams, declared_schema
-from .storm_parts import cluster_figures, eviction_figures, network_figures, schedule_figures, supervisor_figures
+from .storm_parts import (
+    cluster_figures,
+    eviction_figures,
+    network_figures,
+    schedule_figures,
+    supervisor_figures,
+    supervisor_usage,
+)
 
 if TYPE_CHECKING:
     from clusteremu.tools.report import Panel
 
-#: Only the fields the figures read. One column per field name across kinds, so a name two kinds declare with
-#: different types is read from one of them only: ``fully_scheduled`` from ``topology_round`` (bool; the round's
-#: count is recomputed from those), ``workers`` from neither. List fields of dicts or lists (``nodes``, ``workers``,
+#: Only the fields the figures read (one column per field name across kinds: the Storm model gives each name one
+#: type in every kind — ``fully_scheduled`` is a topology's bool, ``topologies_fully_scheduled`` the round's count,
+#: ``workers`` a list of workers, ``worker_count`` a number). List fields of dicts or lists (``nodes``, ``workers``,
 #: ``components``) cannot be decoded (the decoder reads lists of strings) and are not read.
 SCHEMA = declared_schema(
     {
@@ -44,13 +51,16 @@ SCHEMA = declared_schema(
         "scheduling_round": (
             "round", "generation", "rebalance", "assignments_changed", "supervisors", "cpu_total", "cpu_used",
             "memory_total_mb", "memory_used_mb", "slots_total", "slots_used", "fragmented_cpu", "fragmented_memory_mb",
+            "stranded_cpu", "stranded_memory_mb",
         ),
         "topology_evicted": ("round", "topology", "user", "priority", "by", "by_user", "by_priority", "rolled_back"),
         "assignment_changed": ("round", "topology", "user", "reason", "executors", "assigned_after", "lost", "pairs", "same_worker", "same_node", "same_rack"),
-        "supervisor_dead": ("supervisor", "cause", "silent_s"),
+        "supervisor_dead": ("supervisor", "cause", "silent_s", "hosted", "hosted_executors"),
         "nimbus_leader_elected": ("previous",),
         "leader_vacant": ("previous",),
-        "worker_killed": ("reason",),
+        "worker_killed": ("reason", "topology", "port"),
+        "worker_launched": ("topology", "port", "cpu", "memory_mb"),
+        "agent_stopped": ("reason",),
         "topology_request": ("op", "result"),
     },
     system="storm",
@@ -81,6 +91,10 @@ def supervisors_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
 def network_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
     figures, tables = network_figures(rows)
     return PartResult(figures, tables)
+
+
+def supervisor_use_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
+    return PartResult({}, supervisor_usage(rows))
 
 
 def nimbus_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
@@ -144,10 +158,13 @@ class StormFigures(ModelFigures):
                  PART_BASE + _ROUND + ("by", "by_user", "by_priority", "rolled_back", "requested_cpu", "requested_memory_mb"),
                  evictions_part),
             Part("supervisors", ("supervisor_dead", "assignment_changed", "topology_round"),
-                 PART_BASE + ("supervisor", "cause", "silent_s", "round", "topology", "reason", "lost", "fully_scheduled"),
+                 PART_BASE + ("supervisor", "cause", "silent_s", "hosted", "hosted_executors", "round", "topology", "reason",
+                              "fully_scheduled"),
                  supervisors_part),
             Part("network", ("assignment_changed",), PART_BASE + SCHEMA_FIELDS["assignment_changed"], network_part),
             Part("nimbus", ("nimbus_leader_elected", "leader_vacant"), PART_BASE + ("previous",), nimbus_part),
+            Part("supervisor_use", ("worker_launched", "worker_killed", "agent_stopped"),
+                 PART_BASE + ("port", "cpu", "memory_mb", "reason"), supervisor_use_part),
         ]
 
     def figures(self, tally: pd.DataFrame, parts: Mapping[str, Mapping[str, Any]], params: RunParams) -> dict[str, Any]:
@@ -195,6 +212,12 @@ class StormFigures(ModelFigures):
                                        "slots": (usage["t"], usage["slots_used_pct"])}))
             panels.append(Panel.lines("stranded", "Fragmentation: free capacity on nodes that cannot take one more default executor, % of the free capacity",
                                       "%", {"CPU": (usage["t"], usage["stranded_cpu_pct"]), "memory": (usage["t"], usage["stranded_memory_pct"])}))
+        per_sup = tables.get("supervisor_usage", pd.DataFrame())
+        if not per_sup.empty:
+            panels.append(Panel.per_agent("supervisor_cpu", "CPU charged to the workers running on each supervisor",
+                                          "% of a core", per_sup, "supervisor", "cpu_used"))
+            panels.append(Panel.per_agent("supervisor_memory", "Memory charged to the workers running on each supervisor",
+                                          "MB", per_sup, "supervisor", "memory_used_mb"))
         evictions = tables.get("evictions", pd.DataFrame())
         if not evictions.empty:
             panels.append(Panel.lines("evictions", "Evictions so far, per victim user (rolled-back ones excluded)", "evictions",

@@ -26,6 +26,7 @@ import pandas as pd
 from clusteremu.strategies.storm.config import RESOURCE_AWARE_SCHEDULER_USER_POOLS
 from clusteremu.strategies.storm.registry import EVICTION_STRATEGY_KEY
 
+from .model import absent
 from .stats import distribution, step_stats
 
 #: Columns of the ``topologies`` table (one row per submitted topology).
@@ -37,6 +38,7 @@ USAGE_COLUMNS = (
     "t", "agent", "round", "supervisors", "cpu_total", "cpu_used", "memory_total_mb", "memory_used_mb",
     "slots_total", "slots_used", "cpu_used_pct", "memory_used_pct", "slots_used_pct",
     "fragmented_cpu", "fragmented_memory_mb", "stranded_cpu_pct", "stranded_memory_pct",
+    "pending_stranded_cpu", "pending_stranded_memory_mb", "pending_stranded_cpu_pct", "pending_stranded_memory_pct",
 )
 #: Columns of the ``evictions`` table.
 EVICTION_COLUMNS = (
@@ -139,13 +141,15 @@ def schedule_figures(rows: pd.DataFrame, *, end: float, window_start: float) -> 
     failures = {
         "topology_rounds": int(len(failed)),
         "topology_rounds_total": int(len(rnd)),
-        "share_pct": 100.0 * len(failed) / len(rnd) if len(rnd) else 0.0,
+        "share_pct": 100.0 * len(failed) / len(rnd) if len(rnd) else None,
         "topologies": int(failed["topology"].nunique()) if len(failed) else 0,
         "by_status": {str(k): int(v) for k, v in sorted(failed["status"].map(status_class).value_counts().items())} if len(failed) else {},
         "rounds_with_topologies": int(len(series)),
         "rounds_with_pending": int(len(pending_rounds)),
         "window_rounds_with_pending": int((pending_rounds["t"].to_numpy(dtype=float) >= window_start).sum()),
     }
+    if not len(rnd):
+        absent(failures, "share_pct", "no topology was scheduled")
     return {"schedule": schedule, "failures": failures}, {"topologies": topologies, "topology_series": series[list(SERIES_COLUMNS)]}
 
 
@@ -158,7 +162,9 @@ def _pct(num: pd.Series, den: pd.Series) -> pd.Series:
 def cluster_figures(rows: pd.DataFrame, *, end: float, window_start: float) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
     """From ``scheduling_round`` rows: the ``cluster_usage`` table (per round: capacity and use of the live
     supervisors; ``*_pct`` = used / total; ``stranded_*_pct`` = Nimbus's fragmentation gauge — free capacity on
-    nodes that cannot take one more default executor plus an acker — as % of the free capacity) and
+    nodes that cannot take one more default executor plus an acker — as % of the free capacity;
+    ``pending_stranded_*``: the model's ``stranded_cpu``/``stranded_memory_mb`` — free capacity on nodes where none
+    of the executors still unplaced fits, 0 with none pending — and as % of the free capacity) and
     ``cluster``: each percentage as a step series (``run`` and ``window``: mean, max, final), the rounds, the
     scheduler generation, and rounds that changed assignments."""
     df = rows[rows["kind"] == "scheduling_round"].reset_index(drop=True)
@@ -168,11 +174,19 @@ def cluster_figures(rows: pd.DataFrame, *, end: float, window_start: float) -> t
     usage["slots_used_pct"] = _pct(df["slots_used"], df["slots_total"])
     usage["stranded_cpu_pct"] = _pct(df["fragmented_cpu"], df["cpu_total"].astype(float) - df["cpu_used"].astype(float))
     usage["stranded_memory_pct"] = _pct(df["fragmented_memory_mb"], df["memory_total_mb"].astype(float) - df["memory_used_mb"].astype(float))
+    # traces written before the model recorded it have no stranded_* field: their rows stay empty (NaN)
+    usage["pending_stranded_cpu"] = df["stranded_cpu"].astype(float) if "stranded_cpu" in df else np.nan
+    usage["pending_stranded_memory_mb"] = df["stranded_memory_mb"].astype(float) if "stranded_memory_mb" in df else np.nan
+    usage["pending_stranded_cpu_pct"] = _pct(usage["pending_stranded_cpu"],
+                                             df["cpu_total"].astype(float) - df["cpu_used"].astype(float))
+    usage["pending_stranded_memory_pct"] = _pct(usage["pending_stranded_memory_mb"],
+                                                df["memory_total_mb"].astype(float) - df["memory_used_mb"].astype(float))
     usage = usage[list(USAGE_COLUMNS)].reset_index(drop=True)
     t = usage["t"].to_numpy(dtype=float)
     start = float(t[0]) if t.size else 0.0
     stats: dict[str, Any] = {}
-    for col in ("cpu_used_pct", "memory_used_pct", "slots_used_pct", "stranded_cpu_pct", "stranded_memory_pct"):
+    for col in ("cpu_used_pct", "memory_used_pct", "slots_used_pct", "stranded_cpu_pct", "stranded_memory_pct",
+                "pending_stranded_cpu_pct", "pending_stranded_memory_pct"):
         v = usage[col].to_numpy(dtype=float)
         stats[col] = {"run": step_stats(t, v, start, end), "window": step_stats(t, v, window_start, end)}
     generations = sorted({str(g) for g in df["generation"].dropna()}) if "generation" in df else []
@@ -287,9 +301,10 @@ def eviction_figures(rows: pd.DataFrame, *, scenario: Mapping[str, Any], window_
 def supervisor_figures(rows: pd.DataFrame) -> dict[str, Any]:
     """From ``supervisor_dead``, ``assignment_changed`` and ``topology_round`` rows: ``supervisors``.
 
-    A supervisor is deemed dead at a scheduling round; its topologies are those whose assignment that round
-    changed with reason ``supervisor_lost`` (when several supervisors die in one round, each is charged all of
-    them: the trace does not say which executors were on which). Its executors are placed again at the first
+    A supervisor is deemed dead at a scheduling round; its topologies are those the event lists as ``hosted``
+    (with ``hosted_executors`` executors) whose assignment that round changed with reason ``supervisor_lost`` —
+    so that when several supervisors die in one round each is charged its own. Its executors are placed again at
+    the first
     round, from that one on, that left every one of those topologies fully scheduled. ``reschedule_s`` is the time
     from the death to then; ``outage_s`` adds ``silent_s`` (the time since the last heartbeat Nimbus saw, the
     closest the trace comes to the failure itself); ``detect_s`` is ``silent_s``."""
@@ -302,6 +317,8 @@ def supervisor_figures(rows: pd.DataFrame) -> dict[str, Any]:
     for d in dead.itertuples(index=False):
         t = float(d.t)
         mine = changed[(changed["agent"] == d.agent) & (changed["t"].to_numpy(dtype=float) == t)]
+        hosted = {str(h) for h in d.hosted} if d.hosted is not None and not isinstance(d.hosted, float) else set()
+        mine = mine[mine["topology"].astype(str).isin(hosted)]
         silent = float(d.silent_s) if d.silent_s is not None and not pd.isna(d.silent_s) and float(d.silent_s) >= 0 else None
         back: float | None = t
         for topo in mine["topology"].astype(str):
@@ -314,7 +331,8 @@ def supervisor_figures(rows: pd.DataFrame) -> dict[str, Any]:
         resched = back - t if back is not None and len(mine) else None
         items.append({
             "supervisor": str(d.supervisor), "dead_s": t, "cause": str(d.cause), "detect_s": silent,
-            "topologies": int(len(mine)), "lost_executors": int(mine["lost"].fillna(0).astype(int).sum()),
+            "topologies": int(len(mine)),
+            "lost_executors": int(d.hosted_executors) if not pd.isna(d.hosted_executors) else 0,
             "rescheduled_s": back if len(mine) else None, "reschedule_s": resched,
             "outage_s": resched + silent if resched is not None and silent is not None else None,
         })
@@ -363,3 +381,35 @@ def network_figures(rows: pd.DataFrame) -> tuple[dict[str, Any], dict[str, pd.Da
             "cdf": sorted(float(s) for s in shares),
         }
     return {"network": figures}, {"network": table}
+
+
+# -- per-supervisor use ------------------------------------------------------------------------------------------
+#: Columns of the ``supervisor_usage`` table (one row per change of a supervisor's running workers).
+SUPERVISOR_USAGE_COLUMNS = ("t", "supervisor", "workers", "cpu_used", "memory_used_mb")
+#: a supervisor's stop that leaves its workers running (the daemon's graceful stop, not its host's crash)
+GRACEFUL_STOPS = ("rolling_restart",)
+
+
+def supervisor_usage(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """From the supervisors' ``worker_launched``, ``worker_killed`` and ``agent_stopped`` rows: the
+    ``supervisor_usage`` table — after each change, what the workers running on a supervisor are charged (CPU in %
+    of a core, memory MB). A launch adds its worker, a kill removes the worker of its port, a crash (any stop but
+    a graceful one, whose workers run on) removes them all."""
+    kinds = ("worker_launched", "worker_killed", "agent_stopped")
+    ev = rows[rows["kind"].isin(kinds) & rows["agent"].astype(str).str.startswith("supervisor-")]
+    ev = ev.sort_values(["t", "seq"], kind="stable")
+    running: dict[str, dict[int, tuple[float, float]]] = {}
+    out = []
+    for r in ev.itertuples(index=False):
+        sup = str(r.agent)
+        mine = running.setdefault(sup, {})
+        if r.kind == "worker_launched":
+            mine[int(r.port)] = (float(r.cpu), float(r.memory_mb))
+        elif r.kind == "worker_killed":
+            mine.pop(int(r.port), None)
+        elif str(r.reason) not in GRACEFUL_STOPS:
+            mine.clear()
+        else:
+            continue
+        out.append((float(r.t), sup, len(mine), sum(c for c, _ in mine.values()), sum(m for _, m in mine.values())))
+    return {"supervisor_usage": pd.DataFrame(out, columns=list(SUPERVISOR_USAGE_COLUMNS))}

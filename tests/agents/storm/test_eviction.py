@@ -28,7 +28,7 @@ def test_the_guaranteed_users_topology_evicts_best_effort_ones_which_return_afte
         assert r.fully_scheduled == (r.topology not in victims)
     back = {e.topology: e.t for e in tr.select("assignment_changed", within=(removed.t, None))}
     assert set(back) == victims and all(t - removed.t <= 10.5 for t in back.values())
-    assert tr.last("scheduling_round").fully_scheduled == 4
+    assert tr.last("scheduling_round").topologies_fully_scheduled == 4
     for r in tr.select("scheduling_round"):
         assert r.cpu_used <= r.cpu_total and r.memory_used_mb <= r.memory_total_mb
 

@@ -49,7 +49,7 @@ def test_round_resources_are_the_sum_of_the_workers(storm_run):
         assert r.cpu_used == pytest.approx(sum(e.cpu for e in rows))
         assert r.memory_used_mb == pytest.approx(sum(e.memory_mb for e in rows))
     last = tr.last("scheduling_round")
-    assert last.fully_scheduled == 9 and last.cpu_used > 0
+    assert last.topologies_fully_scheduled == 9 and last.cpu_used > 0
 
 
 def test_supervisors_run_the_assigned_workers(storm_run):

@@ -272,3 +272,21 @@ def test_an_empty_cluster_schedules_nothing_and_says_why() -> None:
     assert out["topologies"]["t"]["status"].startswith("Not enough resources to schedule after evicting")
     assert out["explain"]["priority"][0]["score"] == 1.7976931348623157e308  # no capacity: MAX_VALUE
     assert out["assignments"] == {}
+
+
+def test_a_components_nested_resources_map_is_taken_as_storm_takes_it() -> None:
+    # A GPU request in the nested topology.component.resources.map (as Storm's addResource writes it), on a
+    # cluster where one supervisor of four has a GPU: the executor goes there, with GenericResourceAwareStrategy
+    # (which considers generic resources); the map's entry with a config name wins over the flat CPU key.
+    topo = topology("vision", "jerry", 10, cpu=20.0)
+    topo["components"][0]["topology.component.resources.map"] = {"gpu.count": 1.0,
+                                                                 "topology.component.cpu.pcore.percent": 30.0}
+    obj = request([topo])
+    obj["supervisors"][2]["supervisor.resources.map"] = {"gpu.count": 1.0}
+    out = run(obj, strategy="GenericResourceAwareStrategy")
+    (worker,) = out["topologies"]["vision"]["workers"]
+    assert worker["supervisor"] == "r000s002" and worker["cpu"] == 30.0
+    assert out["topologies"]["vision"]["fully_scheduled"] is True
+    two = copy.deepcopy(obj)
+    two["topologies"][0]["components"][0]["parallelism"] = 2  # two GPUs asked, one offered: it cannot fit
+    assert run(two, strategy="GenericResourceAwareStrategy")["topologies"]["vision"]["fully_scheduled"] is False

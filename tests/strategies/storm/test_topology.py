@@ -34,6 +34,38 @@ def test_requests_from_topology_conf_and_component_overrides():
     assert td.total_requested_generic() == {"gpu.count": 2.0}
 
 
+def test_a_components_nested_resources_map_is_read_as_storms_component_json_conf():
+    # A component declared as Storm's own tests declare them (setCPULoad, setMemoryLoad, addResource("gpu.count")):
+    # its JSON conf holds the three flat keys and topology.component.resources.map with the generic amounts.
+    conf = {"topology.component.cpu.pcore.percent": 10, "topology.component.resources.onheap.memory.mb": 128}
+    declared = {"topology.component.cpu.pcore.percent": 50.0, "topology.component.resources.onheap.memory.mb": 250.0,
+                "topology.component.resources.offheap.memory.mb": 0.0,
+                "topology.component.resources.map": {"gpu.count": 1.0}}
+    td = Topology("t", [Component("spout", 1, "spout", resources=declared),
+                        Component("bolt", 2, "bolt", ("spout",), resources={
+                            # an entry of the map with a config name overwrites the flat key (parseResources)
+                            "topology.component.cpu.pcore.percent": 50.0,
+                            "topology.component.resources.map": {"topology.component.cpu.pcore.percent": 70.0,
+                                                                 "onheap.memory.mb": 300.0, "fpga.count": 2}})],
+                  conf)
+    spout, bolt = td.component_request("spout"), td.component_request("bolt")
+    assert (spout.cpu, spout.on_heap, spout.off_heap, spout.generic) == (50.0, 250.0, 0.0, {"gpu.count": 1.0})
+    assert (bolt.cpu, bolt.on_heap, bolt.generic) == (70.0, 300.0, {"fpga.count": 2.0})
+    assert td.total_requested_generic() == {"gpu.count": 1.0, "fpga.count": 4.0}
+
+
+@pytest.mark.parametrize(("resources", "where"), [
+    ({"topology.component.resources.map": {"gpu.count": "one"}},
+     "resources.topology.component.resources.map.gpu.count"),
+    ({"topology.component.resources.map": 3}, "resources.topology.component.resources.map"),
+    ({"topology.component.cpu.pcore.percent": True}, "resources.topology.component.cpu.pcore.percent"),
+])
+def test_a_bad_resource_amount_names_its_path(resources, where):
+    with pytest.raises(InputError) as err:
+        Topology("t", [Component("spout", 1, "spout", resources=resources)]).component_request("spout")
+    assert f"component spout.{where}" in err.value.where
+
+
 def test_defaults_and_overrides_of_identity():
     td = Topology("t-1", [Component("s", 1, "spout")], {"topology.priority": 5, "topology.name": "t"},
                   user="alice", launch_time=100, worker_max_heap_mb=1024.0)

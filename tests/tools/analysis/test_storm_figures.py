@@ -47,6 +47,8 @@ SCENARIO = {
 ROUND_TIMES = (10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 90.0)
 CPU_USED = (200.0, 300.0, 300.0, 500.0, 600.0, 500.0, 500.0, 400.0)
 FRAGMENTED_CPU = (0.0, 0.0, 0.0, 100.0, 200.0, 0.0, 0.0, 0.0)
+#: the model's stranded CPU (free on nodes where no pending executor fits)
+STRANDED_CPU = (0.0, 0.0, 150.0, 0.0, 200.0, 0.0, 0.0, 0.0)
 SLOTS_USED = (1, 2, 2, 3, 4, 3, 3, 3)
 TOPOLOGIES = {"A": ("alice", 10, 200.0, 512.0), "B": ("bob", 20, 100.0, 512.0), "C": ("carol", 0, 100.0, 256.0), "D": ("bob", 20, 100.0, 256.0)}
 NO_ROOM = "Not enough resources to schedule - 0/3 executors scheduled"
@@ -89,17 +91,19 @@ def storm_run(b: Any) -> Any:
                 b.event(t, NIMBUS, "topology_evicted", round=rnd, topology=victim, topology_name=victim, user=user, priority=prio,
                         by="C", by_name="C", by_user="carol", by_priority=0, rolled_back=rolled)
         if t == 60.0:
-            b.event(t, NIMBUS, "supervisor_dead", supervisor="supervisor-2", cause="node_deleted", silent_s=22.0)
+            b.event(t, NIMBUS, "supervisor_dead", supervisor="supervisor-2", cause="node_deleted", silent_s=22.0,
+                    hosted=["A"], hosted_executors=2)
         if t == 90.0:
             b.event(75.0, NIMBUS, "topology_removed", topology="C", topology_name="C", user="carol")
             b.event(85.0, NIMBUS, "topology_submitted", topology="D", topology_name="D", user="bob", priority=20)
         cpu = CPU_USED[i]
         b.event(t, NIMBUS, "scheduling_round", round=rnd, generation="1.x", rebalance="", priority_strategy="P", order=[],
-                topologies=len(STATES[i]), fully_scheduled=0, evictions=0, evictions_rolled_back=0,
+                topologies=len(STATES[i]), topologies_fully_scheduled=0, evictions=0, evictions_rolled_back=0,
                 assignments_changed=1 if t in (10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0) else 0, supervisors=2,
                 cpu_total=800.0, cpu_used=cpu, memory_total_mb=8000.0, memory_used_mb=4 * cpu, slots_total=8,
                 slots_used=SLOTS_USED[i], generic_total={}, generic_used={}, nodes=[["supervisor-1", "/r", 400.0]],
-                fragmented_cpu=FRAGMENTED_CPU[i], fragmented_memory_mb=4 * FRAGMENTED_CPU[i])
+                fragmented_cpu=FRAGMENTED_CPU[i], fragmented_memory_mb=4 * FRAGMENTED_CPU[i],
+                stranded_cpu=STRANDED_CPU[i], stranded_memory_mb=4 * STRANDED_CPU[i])
         if t == 10.0:
             _changed(b, t, rnd, "A", "scheduled", 4, 4, pairs=8, worker=4, node=8, rack=8)
         elif t == 20.0:
@@ -121,7 +125,7 @@ def storm_run(b: Any) -> Any:
             full = status == ""
             b.event(t, NIMBUS, "topology_round", round=rnd, topology=topo, topology_name=topo, user=user, priority=prio, rank=0,
                     status="Running - Fully Scheduled by DefaultResourceAwareStrategy" if full else status,
-                    fully_scheduled=full, executors=4, assigned_executors=4 if full else 0, workers=1 if full else 0,
+                    fully_scheduled=full, executors=4, assigned_executors=4 if full else 0, worker_count=1 if full else 0,
                     cpu=req_cpu if full else 0.0, memory_mb=req_mem if full else 0.0, requested_cpu=req_cpu,
                     requested_memory_mb=req_mem, strategy="DefaultResourceAwareStrategy", evicted=False)
     b.event(31.0, "supervisor-1", "worker_killed", topology="A", port=6700, reason="unassigned")
@@ -187,6 +191,9 @@ def test_cluster_use_and_stranded_capacity_are_step_series_over_the_rounds(hand_
     assert usage["slots_used_pct"].tolist() == pytest.approx([100 * s / 8 for s in SLOTS_USED])
     # Stranded: Nimbus's fragmented CPU over the free CPU (300 free at 40, 200 at 50).
     assert usage["stranded_cpu_pct"].tolist() == pytest.approx([0, 0, 0, 100 / 3, 100, 0, 0, 0])
+    # the model's own figure: free CPU 800 - used, of which STRANDED_CPU is where no pending executor fits
+    assert usage["pending_stranded_cpu"].tolist() == list(STRANDED_CPU)
+    assert usage["pending_stranded_cpu_pct"].tolist() == pytest.approx([0, 0, 30, 0, 100, 0, 0, 0])
     held = [10, 10, 10, 10, 10, 10, 20, 10]  # each value holds until the next round, the last one until 100
     assert c["cpu_used_pct"]["run"]["mean"] == pytest.approx(sum(p * h for p, h in zip(pct, held)) / 90)
     assert c["cpu_used_pct"]["run"]["max"] == 75.0 and c["cpu_used_pct"]["run"]["final"] == 50.0
@@ -352,10 +359,11 @@ def test_the_spark_job_gives_the_parts_figures_and_the_tallys(analysed):
     assert f["workers"] == {"launched": 1, "killed": 1, "killed_by_reason": {"unassigned": 1}}
     assert f["requests"] == {"count": 1, "by_result": {"submit:ok": 1}}
     out = hand / ANALYSIS_DIR
-    for table in ("topologies", "topology_series", "cluster_usage", "evictions", "network"):
+    for table in ("topologies", "topology_series", "cluster_usage", "evictions", "network", "supervisor_usage"):
         assert (out / f"{table}.parquet").exists()
     images = re.findall(r'<img src="plots/([^"]+)\.png"', (out / "report.html").read_text())
-    assert images == ["topologies", "cluster_use", "stranded", "evictions", "network", "network_cdf"]
+    assert images == ["topologies", "cluster_use", "stranded", "supervisor_cpu", "supervisor_memory", "evictions",
+                      "network", "network_cdf"]
     (row,) = [r for r in result["rows"] if r["strategy"] == strategy_label(SCENARIO)]
     assert row["criteria"]["time_to_schedule"]["figure"] == pytest.approx(9.25) and row["criteria"]["guarantee"]["grade"] == "poor"
 

@@ -75,6 +75,32 @@ def test_six_racks_percentages():
     assert racks["rack-005"].min_percent == 0.0 and racks["rack-005"].avg_percent == 0.0
 
 
+def test_the_documentations_five_rack_table_and_its_rack_order():
+    # The RAS documentation's worked example (shared/seeds/003): five racks of ten supervisors, each rack's
+    # available CPU and memory as % of the cluster's (12,200 % CPU, 410,000 MB), its "effective resources" (the
+    # subordinate resource: the smaller share), and the order it gives: [rack-0, rack-1, rack-4, rack-3, rack-2].
+    state, t1, _ = six_rack_state(SIX_RACKS[:5])
+    table = {  # rack: (CPU %, MEM %, effective resources) as the document prints them
+        "rack-000": (32.78688524590164, 19.51219512195122, 0.1951219512195122),
+        "rack-001": (16.39344262295082, 9.75609756097561, 0.0975609756097561),
+        "rack-002": (0.0, 19.51219512195122, 0.0),
+        "rack-003": (0.819672131147541, 48.78048780487805, 0.00819672131147541),
+        "rack-004": (50.0, 2.4390243902439024, 0.024390243902439025),
+    }
+    old = NodeSorter(state, t1, NodeSortType.DEFAULT_RAS)
+    old.prepare(None)
+    racks = old.sorted_racks()
+    assert [r.id for r in racks] == ["rack-000", "rack-001", "rack-004", "rack-003", "rack-002"]
+    for r in racks:
+        cpu_pct, mem_pct, effective = table[r.id]
+        assert r.min_percent == pytest.approx(100 * effective)
+        assert r.avg_percent == pytest.approx((cpu_pct + mem_pct) / 2)
+    # Storm 2.x's default sort (COMMON: the average first) orders the same table differently
+    new = NodeSorter(state, t1, NodeSortType.COMMON)
+    new.prepare(None)
+    assert [r.id for r in new.sorted_racks()] == ["rack-004", "rack-000", "rack-003", "rack-001", "rack-002"]
+
+
 def test_favored_first_unfavored_last_and_racks_unchanged():
     favored = ["host-041-rack-004", "host-042-rack-004", "host-009-rack-009"]  # the last host does not exist
     unfavored = ["host-001-rack-000", "host-002-rack-000", "host-041-rack-004"]  # favoured wins over unfavoured
