@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-EVENT_SCHEMA_VERSION = 1
+EVENT_SCHEMA_VERSION = 2
 
 #: Attributes every event has, whatever its kind.
 COMMON_FIELDS = ("t", "agent", "seq", "kind")
