@@ -70,6 +70,10 @@ def _spread(key: str) -> int:
     return (h ^ (h >> 16)) & 0x7FFFFFFF
 
 
+#: the spread of keys put one by one: names that recur (brokers on every placement) are hashed once
+_cached_spread = functools.lru_cache(maxsize=1 << 16)(_spread)
+
+
 def table_size_for(cap: int) -> int:
     """``HashMap.tableSizeFor``: the smallest power of two >= ``cap`` (at least 1, at most 2^30)."""
     n = 1
@@ -79,10 +83,16 @@ def table_size_for(cap: int) -> int:
 
 
 class JavaHashMapOrder:
-    """Replays puts and removes on a Java hash table of string keys and reports its iteration order.
+    """Puts and removes on a Java hash table of string keys, and its iteration order.
 
-    ``kind`` is ``"hashmap"`` (also ``HashSet`` and Guava's ``HashMap``-backed multimaps) or ``"concurrent"`` (``ConcurrentHashMap``). ``initial_capacity`` is the constructor
-    argument (``None`` = Java's default constructor).
+    ``kind`` is ``"hashmap"`` (also ``HashSet`` and Guava's ``HashMap``-backed multimaps) or ``"concurrent"``
+    (``ConcurrentHashMap``). ``initial_capacity`` is the constructor argument (``None`` = Java's default
+    constructor).
+
+    A ``HashMap``'s order is computed, not replayed: a put appends to its bucket and a resize splits every bucket
+    into its lo and hi halves keeping their relative order, so the order is always the present keys sorted by their
+    bucket in the current table, ties in the order they were (last) put. A ``ConcurrentHashMap``'s ``transfer()``
+    reverses part of each bin, so its buckets are replayed.
     """
 
     def __init__(self, kind: MapKind = "hashmap", initial_capacity: int | None = None) -> None:
@@ -96,82 +106,96 @@ class JavaHashMapOrder:
         else:
             # ConcurrentHashMap(int): tableSizeFor(initialCapacity + initialCapacity/2 + 1)
             self._first_capacity = table_size_for(initial_capacity + (initial_capacity >> 1) + 1)
-        self._table: list[list[tuple[int, str]]] | None = None
-        self._size = 0
-        self._members: set[str] = set()
+        self._capacity = 0  # no table before the first put, as in Java
+        self._entries: dict[str, tuple[int, int]] = {}  # key -> (hash spread, put sequence)
+        self._seq = 0
+        self._order: list[str] | None = None  # the hashmap order, until the next change
+        self._table: list[list[tuple[int, str]]] | None = None  # the concurrent map's bins
 
     @property
     def capacity(self) -> int:
         """Current table length (0 before the first put)."""
-        return 0 if self._table is None else len(self._table)
+        return self._capacity
 
     def __len__(self) -> int:
-        return self._size
+        return len(self._entries)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._members
+        return key in self._entries
 
     def put(self, key: str) -> None:
         """``map.put(key, ..)``: a present key keeps its position; a new key is appended to its bucket."""
-        if key in self._members:
+        entries = self._entries
+        if key in entries:
             return
-        if self._table is None:
-            self._table = [[] for _ in range(self._first_capacity)]
-        h = _spread(key)
-        self._table[h & (len(self._table) - 1)].append((h, key))
-        self._members.add(key)
-        self._size += 1
-        n = len(self._table)
+        if self._capacity == 0:
+            self._capacity = self._first_capacity
+            if self.kind == "concurrent":
+                self._table = [[] for _ in range(self._capacity)]
+        h = _cached_spread(key)
+        entries[key] = (h, self._seq)
+        self._seq += 1
+        self._order = None
+        n = self._capacity
         if self.kind == "hashmap":
-            if self._size > (n * 3) // 4 and n < _MAX_CAPACITY:
-                self._resize_hashmap()
+            if len(entries) > (n * 3) // 4 and n < _MAX_CAPACITY:
+                self._capacity = n << 1
         else:
-            if self._size >= n - (n >> 2) and n < _MAX_CAPACITY:
+            assert self._table is not None
+            self._table[h & (n - 1)].append((h, key))
+            if len(entries) >= n - (n >> 2) and n < _MAX_CAPACITY:
                 self._resize_concurrent()
+
+    def put_all(self, keys: Iterable[str]) -> None:
+        """``addAll``/``putAll`` into this map: :meth:`put` each in turn."""
+        for key in keys:
+            self.put(key)
 
     def remove(self, key: str) -> None:
         """``map.remove(key)``; tables never shrink (as in Java)."""
-        if key not in self._members or self._table is None:
+        entry = self._entries.pop(key, None)
+        if entry is None:
             return
-        h = _spread(key)
-        bucket = self._table[h & (len(self._table) - 1)]
-        bucket[:] = [node for node in bucket if node[1] != key]
-        self._members.discard(key)
-        self._size -= 1
+        self._order = None
+        if self._table is not None:
+            bucket = self._table[entry[0] & (self._capacity - 1)]
+            bucket[:] = [node for node in bucket if node[1] != key]
+
+    def retain(self, kept: Iterable[str]) -> None:
+        """``retainAll(kept)``: every key not in ``kept`` is removed."""
+        keep = set(kept)
+        for key in [k for k in self._entries if k not in keep]:
+            self.remove(key)
 
     def clear(self) -> None:
         """``map.clear()``: drops every key but keeps the table length (Java never shrinks a table)."""
+        self._entries.clear()
+        self._order = None
         if self._table is not None:
-            self._table = [[] for _ in range(len(self._table))]
-        self._members.clear()
-        self._size = 0
+            self._table = [[] for _ in range(self._capacity)]
 
     def keys(self) -> list[str]:
-        """Keys in Java iteration order."""
-        if self._table is None:
-            return []
-        return [key for bucket in self._table for _, key in bucket]
+        """Keys in Java iteration order (a new list)."""
+        if self._table is not None:
+            return [key for bucket in self._table for _, key in bucket]
+        if self._order is None:
+            mask = self._capacity - 1
+            entries = self._entries
+            self._order = sorted(entries, key=lambda k: ((entries[k][0] & mask), entries[k][1]))
+        return list(self._order)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.keys())
 
-    def _resize_hashmap(self) -> None:
-        assert self._table is not None
-        n = len(self._table)
-        new: list[list[tuple[int, str]]] = [[] for _ in range(2 * n)]
-        for i, bucket in enumerate(self._table):
-            for node in bucket:  # lo/hi split keeps the relative order
-                new[i + n if node[0] & n else i].append(node)
-        self._table = new
-
     def _resize_concurrent(self) -> None:
         assert self._table is not None
-        n = len(self._table)
+        n = self._capacity
         new: list[list[tuple[int, str]]] = [[] for _ in range(2 * n)]
         for i, bucket in enumerate(self._table):
             if bucket:
                 new[i], new[i + n] = _transfer(bucket, n)
         self._table = new
+        self._capacity = 2 * n
 
 
 def java_order(

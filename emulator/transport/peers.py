@@ -52,6 +52,19 @@ class Unsendable(Exception):
     """A window's frame for a peer cannot be sent: a message body msgpack cannot carry, or over the frame bound."""
 
 
+def control_frame(frame: bytes, max_frame_bytes: int) -> None:
+    """A frame the coordinator sent while the workers run the windows among themselves: a ``stop`` ends the run
+    (:class:`Stopped`); anything else has no place there and is dropped with a warning."""
+    try:
+        kind, _, body = wire.decode(frame, wire.TO_WORKER, max_frame_bytes)
+    except wire.WireError as err:
+        log.warning("dropped frame from the coordinator: %s", err)
+        return
+    if kind == wire.STOP:
+        raise Stopped(str(body))
+    log.warning("dropped a %s from the coordinator during the windows", kind)
+
+
 def first_unsafe(wires: list[list]) -> str:
     """Which message of ``wires`` (``Message.to_wire`` lists) msgpack cannot carry, and why."""
     import msgpack
@@ -232,15 +245,7 @@ class ZmqExchange:
         """Block until a frame is there; a ``stop`` from the coordinator ends the run."""
         ready = dict(self._poller.poll(1000))
         if self.control in ready:
-            frame = self.control.recv()
-            try:
-                kind, _, body = wire.decode(frame, wire.TO_WORKER, self.max_frame_bytes)
-            except wire.WireError as err:
-                log.warning("dropped frame from the coordinator: %s", err)
-                return
-            if kind == wire.STOP:
-                raise Stopped(str(body))
-            log.warning("dropped a %s from the coordinator during the windows", kind)
+            control_frame(self.control.recv(), self.max_frame_bytes)
 
     def close(self) -> None:
         for s in self.pushes.values():
@@ -422,15 +427,7 @@ class UnixExchange:
         # every timeout in case a change came while this worker was not polling (so a stop waits 100 ms at most).
         if not ready or any(fd == self._control_fd for fd, _ in ready):
             while self.control.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-                frame = self.control.recv()
-                try:
-                    kind, _, body = wire.decode(frame, wire.TO_WORKER, self.max_frame_bytes)
-                except wire.WireError as err:
-                    log.warning("dropped frame from the coordinator: %s", err)
-                    continue
-                if kind == wire.STOP:
-                    raise Stopped(str(body))
-                log.warning("dropped a %s from the coordinator during the windows", kind)
+                control_frame(self.control.recv(), self.max_frame_bytes)
 
     def close(self) -> None:
         for s in self.socks.values():

@@ -62,9 +62,6 @@ OPTIONS = (
 #: Kinds of the allocation part (holdings, queues, lives, changes, lag) and of the consumption part.
 ALLOCATION_KINDS = ("queues_created", "consumer_started", "queue_taken", "queue_dropped", "agent_stopped", "queue_stats")
 CONSUMPTION_KINDS = ("consume_progress", "pop_revived")
-#: Above this many consumers the lag panel shows the distribution (min, median, max) and the top few.
-MAX_LAG_LINES = 20
-TOP_LAG = 3
 
 
 def key_reason(rows: pd.DataFrame) -> pd.Series:
@@ -190,24 +187,15 @@ def windows_panel(tables: Mapping[str, pd.DataFrame]) -> "Panel | None":
 
 
 def consumer_lag_panel(tables: Mapping[str, pd.DataFrame]) -> "Panel | None":
-    """Each consumer's share of the lag; above :data:`MAX_LAG_LINES` consumers, its min, median and max over the
-    consumers alive at each time, and the :data:`TOP_LAG` consumers with the highest lag one line each."""
+    """Each consumer's share of the lag, one line each; above the report's line limit, the min, median and max
+    over the consumers and the few with the highest lag (:meth:`Panel.per_agent`)."""
     from clusteremu.tools.report import Panel
 
     lag = tables.get("consumer_lag", pd.DataFrame())
     if lag.empty:
         return None
-    title = "Lag per consumer (its queues' lag shared among their holders)"
-    if lag["consumer"].nunique() <= MAX_LAG_LINES:
-        return Panel.per_agent("consumer_lag", title, "messages", lag, "consumer", "lag")
-    g = lag.groupby("t", sort=True)["lag"]
-    stats = pd.DataFrame({"min": g.min(), "median": g.median(), "max": g.max()})
-    series = {name: (stats.index.to_numpy(dtype=float), stats[name].to_numpy(dtype=float)) for name in ("min", "median", "max")}
-    top = lag.groupby("consumer")["lag"].max().sort_values(ascending=False, kind="stable").index[:TOP_LAG]
-    for c in top:
-        rows = lag[lag["consumer"] == c]
-        series[f"top: {c}"] = (rows["t"].to_numpy(dtype=float), rows["lag"].to_numpy(dtype=float))
-    return Panel.lines("consumer_lag", f"{title}: distribution over {lag['consumer'].nunique()} consumers", "messages", series)
+    return Panel.per_agent("consumer_lag", "Lag per consumer (its queues' lag shared among their holders)", "messages",
+                           lag, "consumer", "lag")
 
 
 def total_lag_panel(tables: Mapping[str, pd.DataFrame]) -> "Panel | None":

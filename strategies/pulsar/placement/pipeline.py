@@ -45,7 +45,7 @@ Steps:
 
 The candidate *set* Java passes around is a ``HashSet`` that every step edits in place; its iteration order
 (which the round-robin cache, ties and float sums see) is that of
-:class:`~clusteremu.base.java.JavaHashMapOrder`, computed by :class:`~.candidate_set.CandidateSet`. Departure:
+:class:`~clusteremu.base.java.JavaHashMapOrder` (``"hashmap"``). Departure:
 that set lives as long as the leader and its table only grows, so after the cluster once had more brokers than
 now Java's table is larger than the fresh one replayed here and the order of colliding brokers can differ.
 """
@@ -54,12 +54,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Collection, Iterable, Mapping, MutableMapping
 
-from clusteremu.base.java import java_order
+from clusteremu.base.java import JavaHashMapOrder, java_order
 
 from ..config import PulsarConfig, as_config
 from ..load_data import BundleData, LoadData, default_bundle_stats
 from ..split.bundles import namespace_of_bundle, range_of_bundle
-from .candidate_set import CandidateSet
 from .filters import (
     SYSTEM_NAMESPACE,
     BrokerFilterError,
@@ -173,7 +172,7 @@ def select_broker(
             bundle, available, pols, load, has_non_persistent_topic=has_non_persistent_topic
         )
 
-    cache = CandidateSet()
+    cache = JavaHashMapOrder("hashmap")
     cache.put_all(policy_allowed())
 
     within = brokers_within_topic_limit(cache.keys(), load, cfg["loadBalancerBrokerMaxTopics"])

@@ -32,10 +32,11 @@ from clusteremu.tools.analysis import ANALYSIS_DIR, AnalysisOptions, analyze, de
 from clusteremu.tools.analysis.common import empty_rows
 from clusteremu.tools.analysis.encoding import jsonable
 from clusteremu.tools.analysis.model import PartResult, RunParams
-from clusteremu.tools.analysis.rocketmq import MAX_LAG_LINES, SCHEMA, RocketMQFigures, consumer_lag_panel, part_rows, run_figures
+from clusteremu.tools.analysis.rocketmq import SCHEMA, RocketMQFigures, consumer_lag_panel, part_rows, run_figures
 from clusteremu.tools.analysis.rocketmq_rating import RATING, strategy_label
 from clusteremu.tools.analysis.runs import open_run_info
 from clusteremu.tools.compare import Group, Rating, RunSummary, comparison, group_runs, load_summaries
+from clusteremu.tools.report import MAX_LINES
 
 UNTIL = 100.0
 WINDOW_START = 40.0  # settle window of 60 s
@@ -177,8 +178,8 @@ def test_panels_show_ownership_and_the_lag_distribution_above_twenty_consumers(h
     assert [(q, a, b) for q, a, b, c in own.spans if c == "consumer-2"] == [(Q1, 51.0, 70.0)]
     assert sorted(own.marks) == sorted([(Q1, 51.0, 52.0, "overlap"), (Q0, 0.0, 1.0, "orphan"), (Q1, 0.0, 1.0, "orphan"),
                                         (Q1, 70.0, 75.0, "orphan")])
-    many = pd.DataFrame({"t": [10.0] * (MAX_LAG_LINES + 5), "consumer": [f"consumer-{i}" for i in range(MAX_LAG_LINES + 5)],
-                         "lag": [float(i) for i in range(MAX_LAG_LINES + 5)]})
+    many = pd.DataFrame({"t": [10.0] * (MAX_LINES + 5), "consumer": [f"consumer-{i}" for i in range(MAX_LINES + 5)],
+                         "lag": [float(i) for i in range(MAX_LINES + 5)]})
     p = consumer_lag_panel({"consumer_lag": many})
     assert list(p.series) == ["min", "median", "max", "top: consumer-24", "top: consumer-23", "top: consumer-22"]
     assert p.series["median"][1].tolist() == [12.0]
