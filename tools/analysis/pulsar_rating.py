@@ -234,11 +234,13 @@ class PulsarRating:
     def article(self, runs: Sequence[RunSummary]) -> list[dict[str, Any]]:
         """The article's measured figures and its rating table beside the runs' (seeds pooled, with their
         spread): :func:`.pulsar_article.article_tables`, for :func:`clusteremu.tools.compare.article_tables`;
-        then Pulsar's published load-manager benchmark beside its runs (:mod:`.pulsar_lm_benchmark`)."""
+        then Pulsar's published load-manager benchmark beside its runs (:mod:`.pulsar_lm_benchmark`). Runs of
+        the benchmark alone give no article tables (they would be rows without figures)."""
         from .pulsar_article import article_tables
-        from .pulsar_lm_benchmark import lm_benchmark_tables
+        from .pulsar_lm_benchmark import SCENARIO_PREFIX, lm_benchmark_tables
 
-        return article_tables(runs) + lm_benchmark_tables(runs)
+        article_runs = [r for r in runs if not str(r.name).startswith(SCENARIO_PREFIX)]
+        return (article_tables(article_runs) if article_runs else []) + lm_benchmark_tables(runs)
 
 
 #: Pulsar's rating (the ``rating`` target of the ``pulsar`` system).

@@ -208,3 +208,13 @@ def test_an_experiment_without_runs_has_no_rows():
 
 def test_no_table_without_benchmark_runs():
     assert lm_benchmark_tables([summary("rolling-restart-modular", "modular", restart(60.0), 1)]) == []
+
+
+def test_compare_article_on_benchmark_runs_alone_gives_the_benchmark_table_only():
+    from clusteremu.tools.analysis.pulsar_rating import RATING
+
+    runs = [summary("lm-bench-rolling-restart-modular", "modular", restart(120.0), 1),
+            summary("lm-bench-rolling-restart-extensible", "extensible", restart(90.0), 1)]
+    tables = RATING.article(runs)
+    assert [t["title"] for t in tables] == [t["title"] for t in lm_benchmark_tables(runs)]
+    assert len(tables) == 1
