@@ -11,7 +11,8 @@ Components:
   :func:`closed_peers` — the peers of connections to a port that are closing (for a connection that ZeroMQ
   closed before its accept could be looked at).
 * :class:`Refusals` — the ledger: counts every refusal by reason, logs the first one from each (host, reason)
-  as a warning naming the peer and the reason, counts the repeats and summarises them at the end, so a peer
+  as a warning naming the peer and the reason (a peer with no address left is logged only for a reason no
+  named peer was logged for), counts the repeats and summarises them at the end, so a peer
   that retries every 100 ms (as a ZeroMQ client does) cannot flood the log.
 """
 from __future__ import annotations
@@ -61,13 +62,17 @@ class PeerName:
         return f"{self.address} key {self.key_id}" if self.key_id else self.address
 
 
+#: how a peer whose connection is already gone is named
+_UNKNOWN = "unknown address"
+
+
 def peer_address(fd: int) -> str:
     """``ip:port`` of the tcp peer on ``fd`` (``[ip]:port`` for IPv6), ``ipc pid N`` for a Unix socket, or
     ``unknown address`` when the connection is already gone. Works on a duplicate, never closes ``fd``."""
     try:
         s = socket.socket(fileno=os.dup(fd))
     except OSError:
-        return "unknown address"
+        return _UNKNOWN
     try:
         if s.family == socket.AF_UNIX:
             pid, _, _ = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
@@ -75,7 +80,7 @@ def peer_address(fd: int) -> str:
         host, port = s.getpeername()[:2]
         return f"[{host}]:{port}" if s.family == socket.AF_INET6 else f"{host}:{port}"
     except OSError:
-        return "unknown address"
+        return _UNKNOWN
     finally:
         s.close()
 
@@ -130,6 +135,10 @@ class Refusals:
         with self._lock:
             self._counts[reason] += 1
             key = (peer.host, reason)
+            if peer.address == _UNKNOWN and key not in self._repeats:
+                # a peer whose connection was gone before it could be named is most likely one already named
+                # for this reason (a retrying client): a repeat of that, not a new line saying less
+                key = next((k for k in self._repeats if k[1] == reason), key)
             if key in self._repeats:
                 self._repeats[key] += 1
                 return

@@ -212,6 +212,26 @@ def test_repeats_from_one_host_are_counted_and_summarised_not_logged_each(caplog
         "the coordinator refused 2 more from 10.0.0.7 (unknown key (not in the allow-list)) without logging each"]
 
 
+def test_a_peer_with_no_address_left_is_a_repeat_of_a_named_one_refused_for_the_same_reason(caplog):
+    ledger = Refusals(logging.getLogger("clusteremu.hub"), "the coordinator")
+    caplog.set_level(logging.WARNING)
+    ledger.refuse(PeerName("unknown address"), "no_curve")  # nobody named yet for this reason: logged
+    ledger.refuse(PeerName("127.0.0.1:5001"), "bad_handshake")
+    ledger.refuse(PeerName("unknown address"), "bad_handshake")  # the same retrying client, most likely
+    ledger.refuse(PeerName("127.0.0.1:5002"), "no_curve")  # an address says more: logged
+    assert ledger.counts() == {"no_curve": 2, "bad_handshake": 2}
+    assert [r.getMessage() for r in caplog.records] == [
+        "the coordinator refused unknown address: no CURVE (its security mechanism is not CurveZMQ, which this "
+        "side requires)",
+        "the coordinator refused 127.0.0.1:5001: bad handshake",
+        "the coordinator refused 127.0.0.1:5002: no CURVE (its security mechanism is not CurveZMQ, which this "
+        "side requires)"]
+    caplog.clear()
+    ledger.summarise()
+    assert [r.getMessage() for r in caplog.records] == [
+        "the coordinator refused 1 more from 127.0.0.1 (bad handshake) without logging each"]
+
+
 def test_the_key_id_is_the_start_of_the_sha256_of_the_z85_key_and_keygen_prints_it(tmp_path, capsys):
     import hashlib
 
