@@ -6,6 +6,10 @@ prints the set-up time (building the agents), the run's wall time, the events wr
 the messages the agents exchanged and the coordinator's windows, the peak resident memory of the process, and the
 events written per kind (the trace's shape).
 
+The scenario's consumers consume in closed form (``workload.consumption = "closed_form"``: no consume step, no
+pull message); ``--consumption pull`` runs it with the pull model instead (a pull per broker every
+``consume_tick_s``, 5 s here) for comparisons within one run.
+
 ``--scale F`` multiplies the groups by F (at least one), each with its 100 consumers, its topic's 1,280 queues on
 10 of the 50 brokers and its share of the scale-out, so that what a consumer, a group and a topic do is what they
 do at full size; ``--until S`` shortens the virtual time. ``--agents MODE [MODE ...]`` runs the scenario at each placement in turn (``inproc procs:2``)
@@ -19,6 +23,7 @@ and ADDED more consumers at 300 s (for before/after comparisons: run this file w
 on ``PYTHONPATH``). Usage::
 
     python benchmarks/rocketmq_large_bench.py [--scale 1.0] [--until 3600] [--agents inproc procs:2] [--figures] [--json]
+                                             [--consumption closed_form|pull]
     python benchmarks/rocketmq_large_bench.py --single-group 10 16 100 20 --until 400
 """
 from __future__ import annotations
@@ -103,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--agents", nargs="+", default=["inproc"], help="placements to run in turn")
     ap.add_argument("--figures", action="store_true", help="also compute the trace's figures (slow at full size)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--consumption", choices=("closed_form", "pull"), default=None,
+                    help="override the scenario's workload.consumption (pull: with consume_tick_s 5 s)")
     ap.add_argument("--single-group", nargs=4, type=int, metavar=("BROKERS", "QUEUES", "CONSUMERS", "ADDED"),
                     help="the previous benchmark's shape instead (see above)")
     args = ap.parse_args(argv)
@@ -112,6 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     else:
         base = load_scenario(NAME, [])
         scenario = scaled(base, args.scale) if args.scale != 1.0 else base
+    if args.consumption is not None and not args.single_group:
+        data = copy.deepcopy(scenario.data)
+        data["workload"]["consumption"] = args.consumption
+        if args.consumption == "pull":
+            data["workload"]["consume_tick_s"] = 5.0
+        scenario = validate_scenario(data, f"{scenario.source} (consumption {args.consumption})")
     t0 = time.perf_counter()
     specs = load_model("rocketmq").agents(scenario.data)
     setup_s = time.perf_counter() - t0
@@ -143,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
             or scenario.data["cluster"]["brokers"]),
         "agents": len(specs),
         "virtual_s": args.until or scenario.duration_s,
+        "consumption": scenario.data["workload"].get("consumption", "pull"),
         "setup_s": round(setup_s, 2),
         "wall_s": round(first_wall, 2),
         "events": events,

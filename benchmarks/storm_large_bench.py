@@ -53,6 +53,7 @@ def main() -> None:
     out = {
         "virtual_s": r.manifest.get("until", a.until), "overrides": a.set,
         "setup_s": round(setup, 3), "run_s": round(run_s, 3), "events": r.stats.events,
+        "messages": r.stats.messages,
         "events_per_s": round(r.stats.events / run_s), "rounds": rounds,
         "wall_ms_per_round": round(1000 * run_s / max(1, rounds), 2),
         "topologies_submitted": kinds["topology_submitted"], "assignments_changed": kinds["assignment_changed"],

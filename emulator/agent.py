@@ -16,7 +16,9 @@ import simpy
 from .executor import ScheduledExecutor
 from .gate import RunnableGate
 from .messages import Message
+from .network import NetworkModel
 from .rng import keyed_rng
+from .timer import call_later, pause
 from .trace.kinds import check_kind
 
 
@@ -59,6 +61,11 @@ class Agent:
         self._held: list[Message] = []
         self._executors: dict[str, ScheduledExecutor] = {}
         self._calls: dict[int, simpy.Event] = {}
+        #: the run's network model (its links and scheduled conditions, read-only), when the worker attached it;
+        #: None in bare unit-test environments (no conditions, no latencies known)
+        self.network: NetworkModel | None = None
+        self._kernel_handlers: dict[str, Callable[[Message], None]] = {}  # kernel components' message kinds
+        self._crash_hooks: list[Callable[[], None]] = []  # this run's kernel components to tell of a crash
 
     # -- life cycle ---------------------------------------------------------------------------------------
     @property
@@ -80,6 +87,9 @@ class Agent:
             return
         self.alive = False
         self.emit("agent_stopped", reason=reason)
+        hooks, self._crash_hooks = self._crash_hooks, []
+        for hook in hooks:
+            hook()
         for ex in self._executors.values():
             ex.shutdown()
         self._executors.clear()
@@ -89,6 +99,15 @@ class Agent:
         for p in list(self._procs):
             if p.is_alive and p is not self.env.active_process:
                 p.interrupt(cause)
+
+    def on_crash(self, hook: Callable[[], None]) -> None:
+        """Call ``hook()`` when this run of the agent crashes or stops (once; hooks belong to one run)."""
+        self._crash_hooks.append(hook)
+
+    def handle_kind(self, kind: str, handler: Callable[[Message], None]) -> None:
+        """Deliver messages of ``kind`` to ``handler`` instead of ``on_message`` (a kernel component's protocol,
+        such as a lease's); still held while a pause is in force, and dropped while the agent is down."""
+        self._kernel_handlers[kind] = handler
 
     # -- processes ----------------------------------------------------------------------------------------
     def spawn(self, gen: Generator) -> simpy.Process:
@@ -110,7 +129,7 @@ class Agent:
     def sleep(self, delay: float) -> Generator[simpy.Event, None, None]:
         """``yield from self.sleep(d)``: at least ``d`` seconds, longer if a pause is in force when it ends."""
         if delay > 0:
-            yield self.env.timeout(delay)
+            yield pause(self.env, delay)
         gate = self.gate
         while gate._reopened is not None:
             yield gate._reopened
@@ -170,13 +189,15 @@ class Agent:
         body["_call"] = call_id
         if not self.alive:
             return None
-        self._outbox.append(Message(self.name, dst, kind, body, self.env.now, call_id))
-        done = self.env.event()
+        env = self.env
+        self._outbox.append(Message(self.name, dst, kind, body, env._now, call_id))
+        done = env.event()
         self._calls[call_id] = done
-        expiry = self.env.timeout(timeout)
-        expiry.callbacks.append(lambda _ev: self._expire_call(call_id))
+        call_later(env, timeout, lambda _ev: self._expire_call(call_id))
         result = yield done
-        yield from self.runnable()
+        gate = self.gate  # self.runnable(), inlined: every call of every agent ends here
+        while gate._reopened is not None:
+            yield gate._reopened
         return result
 
     def _expire_call(self, call_id: int) -> None:
@@ -198,6 +219,14 @@ class Agent:
         out = dict(body or {})
         out["_reply"] = request.body["_call"]
         self._outbox.append(Message(self.name, request.src, request.kind + "_reply", out, self.env.now, self._msg_seq))
+
+    def send_notice(self, dst: str, kind: str, body: Any = None) -> None:
+        """Send a message on behalf of the agent's *kernel* rather than the agent: sent even while the agent is
+        paused or down (the bookkeeping of a kernel component, e.g. a lease's stop notice). Its ``kind`` must be
+        one of the network's notice kinds (:data:`~.network.NOTICE_KINDS`): those are delivered after the link's
+        minimum latency, whatever the network's conditions, and draw nothing from its random streams."""
+        self._msg_seq += 1
+        self._outbox.append(Message(self.name, dst, kind, body, self.env.now, self._msg_seq))
 
     def deliver(self, msg: Message) -> None:
         """Called by the worker at the delivery time; held while a pause is in force."""
@@ -223,6 +252,11 @@ class Agent:
             if ev is not None:  # a late reply to a call that timed out is dropped
                 ev.succeed(body)
             return
+        if self._kernel_handlers:
+            handler = self._kernel_handlers.get(msg.kind)
+            if handler is not None:
+                handler(msg)
+                return
         result = self.on_message(msg)
         if result is not None:
             self.spawn(result)

@@ -13,7 +13,11 @@ kernel store's) and the election's path:
 * :class:`MetadataSession`: open a session, ping it at a third of its timeout while idle (a pause stops the
   pings, as it stops a real client's), run operations on it, learn of its expiry (on a ping or an operation, as
   a ZooKeeper client does on reconnecting) and close it. What an expiry means to the agent (ephemeral nodes
-  gone, leadership lost, reconnect or shut down) is the agent's callback.
+  gone, leadership lost, reconnect or shut down) is the agent's callback. With ``lease=True`` the pings are a
+  :class:`~.lease.Lease` in the session's scope instead (the store must hold a :class:`~.lease.LeaseTable`, as
+  the kernel's does): no message in steady state, the same expiry within one ping period plus one store tick;
+  the agent learns of an expiry on the real keep-alive that follows a pause or a network fault, or on an
+  operation. :meth:`MetadataSession.lease` starts further leases in the session's scope; they end with it.
 * :class:`LeaderElection`: the ephemeral-node election on one path: watch it, try to create it with the
   candidate's name; the winner leads until its session ends, the others learn the leader's name and contend
   again when the node is deleted. Winning is the agent's callback (it writes its own events).
@@ -29,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Generator
 
 from .agent import Agent
+from .lease import KEEPALIVE, Lease, cancel_scope
 from .trace.kinds import declare
 
 __all__ = ["LeaderElection", "MetadataSession", "StoreProtocol"]
@@ -54,15 +59,17 @@ class MetadataSession:
     """One agent's session on the metadata store (see the module docstring).
 
     ``on_lost`` is called once per session when the agent learns that it expired (``id`` is None by then).
+    ``lease``: keep the session alive with a lease rather than pings (see the module docstring).
     """
 
     def __init__(self, agent: Agent, protocol: StoreProtocol, timeout_s: float, op_timeout_s: float,
-                 on_lost: Callable[[], None]) -> None:
+                 on_lost: Callable[[], None], lease: bool = False) -> None:
         self.agent = agent
         self.protocol = protocol
         self.timeout_s = timeout_s
         self.op_timeout_s = op_timeout_s
         self.on_lost = on_lost
+        self.uses_lease = lease
         self.id: str | None = None
 
     @property
@@ -78,8 +85,29 @@ class MetadataSession:
         if r is None:
             return False
         self.id = r["session"]
-        a.spawn(self._heartbeat(self.id, timeout))
+        if self.uses_lease:
+            sid = self.id
+            self.lease("session", timeout / 3.0, on_reply=lambda body: self._lease_reply(sid, body))
+        else:
+            a.spawn(self._heartbeat(self.id, timeout))
         return True
+
+    def lease(self, key: str, period_s: float, *, form: str = KEEPALIVE, target: str | None = None,
+              field: str | None = None, on_reply: Callable[[dict[str, Any]], None] | None = None) -> Lease:
+        """Start a lease with the store in this session's scope (``key`` unique among this agent's leases of the
+        session; see :class:`~.lease.Lease` for the rest); it ends when the session does. The session must be
+        open and its period shorter than the session timeout."""
+        if self.id is None:
+            raise RuntimeError(f"{self.agent.name}: a lease needs an open session")
+        if form == KEEPALIVE and not period_s < self.timeout_s:
+            raise ValueError(f"a keep-alive period ({period_s} s) must be shorter than the session timeout "
+                             f"({self.timeout_s} s)")
+        return Lease(self.agent, self.protocol.store, f"{key}@{self.id}", period_s, form=form, scope=self.id,
+                     target=target, field=field, on_reply=on_reply).start()
+
+    def _lease_reply(self, session: str, body: dict[str, Any]) -> None:
+        if body.get("expired") and self.id == session:
+            self.expired()
 
     def op(self, op: str, body: dict[str, Any]) -> Generator[Any, Any, dict | None]:
         """``reply = yield from session.op(kind, body)``: a request on this session; None when it timed out or
@@ -95,14 +123,17 @@ class MetadataSession:
     def close(self) -> Generator[Any, Any, None]:
         """Close the session (its ephemeral nodes go at once) and forget it; ``on_lost`` is not called."""
         if self.id is not None:
+            sid = self.id
             yield from self.op(self.protocol.session_close, {})
+            cancel_scope(self.agent, sid)
         self.id = None
 
     def expired(self) -> None:
         """The session is gone: forget it and tell the agent (once)."""
         if self.id is None:
             return
-        self.id = None
+        sid, self.id = self.id, None
+        cancel_scope(self.agent, sid)
         self.on_lost()
 
     def _heartbeat(self, session: str, timeout: float) -> Generator:

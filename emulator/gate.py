@@ -13,12 +13,14 @@ import simpy
 class RunnableGate:
     """Open, or closed until a virtual time; ``wait()`` yields until it is open."""
 
-    __slots__ = ("env", "_reopened", "_until")
+    __slots__ = ("env", "_reopened", "_until", "_close_listeners")
 
     def __init__(self, env: simpy.Environment) -> None:
         self.env = env
         self._reopened: simpy.Event | None = None
         self._until = 0.0
+        # called when a pause begins or is extended: the lease's stop detection
+        self._close_listeners: list[Callable[[], None]] = []
 
     @property
     def is_open(self) -> bool:
@@ -41,15 +43,30 @@ class RunnableGate:
         else:
             self._reopened.callbacks.append(lambda _ev: callback())
 
+    def add_close_listener(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` whenever a pause begins or the one in force is extended (until removed);
+        ``closed_until`` is then the pause's new end."""
+        self._close_listeners.append(callback)
+
+    def remove_close_listener(self, callback: Callable[[], None]) -> None:
+        """Stop calling ``callback`` at pause begins (no error if it was not registered)."""
+        if callback in self._close_listeners:
+            self._close_listeners.remove(callback)
+
     def close_for(self, duration: float) -> bool:
         """Close the gate for ``duration`` seconds from now; True if this started a new pause."""
         until = self.env.now + duration
         if self._reopened is not None:
-            self._until = max(self._until, until)
+            if until > self._until:
+                self._until = until
+                for callback in list(self._close_listeners):
+                    callback()
             return False
         self._reopened = self.env.event()
         self._until = until
         self.env.process(self._reopen())
+        for callback in list(self._close_listeners):
+            callback()
         return True
 
     def _reopen(self) -> Generator[simpy.Event, None, None]:

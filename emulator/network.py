@@ -19,6 +19,11 @@ from .rng import keyed_rng
 
 DISTRIBUTIONS = ("constant", "uniform", "exponential", "lognormal")
 
+#: Message kinds that are a kernel component's bookkeeping rather than an agent's traffic (``Agent.send_notice``):
+#: delivered after the link's minimum latency, never dropped, delayed or drawn for by a condition (the lease's
+#: stop notice and its "server lost" notice, :mod:`.lease`).
+NOTICE_KINDS: frozenset[str] = frozenset({"lease_notice", "lease_lost"})
+
 
 @dataclass(frozen=True)
 class Latency:
@@ -139,6 +144,18 @@ class NetworkModel:
     def add_condition(self, condition: Condition) -> None:
         self.conditions.append(condition)
 
+    def condition_windows(self, src: str, dst: str) -> list[tuple[float, float]]:
+        """The [start, end) windows of virtual time in which some condition applies to messages from ``src`` to
+        ``dst``, merged where they overlap or touch, in time order (the schedule is known before the run)."""
+        spans = sorted((c.start, c.end) for c in self.conditions if c.matches(src, dst))
+        out: list[tuple[float, float]] = []
+        for start, end in spans:
+            if out and start <= out[-1][1]:
+                out[-1] = (out[-1][0], max(out[-1][1], end))
+            else:
+                out.append((start, end))
+        return out
+
     def latency_for(self, src: str, dst: str) -> Latency:
         key = (src, dst)
         lat = self._link_of.get(key)
@@ -161,6 +178,9 @@ class NetworkModel:
         if msg.dst not in self.agents:
             self._drop(msg, "unknown_receiver")
             return False
+        if msg.kind in NOTICE_KINDS:
+            msg.deliver_t = msg.sent_t + self.latency_for(msg.src, msg.dst).min_s
+            return True
         rng = self._rng(msg.src)
         extra = 0.0
         t = msg.sent_t

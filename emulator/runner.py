@@ -142,13 +142,14 @@ def execute(
         boundaries = faults.boundaries(data.get("faults", []))
         if kind == "inproc":
             agent_faults = faults.agent_faults(data.get("faults", []), names)
+            network = network_for(data, seed, model)
             for wid, group in enumerate(groups):
                 worker = Worker(wid, seed, group, run_dir, seg)
                 worker.schedule_faults(agent_faults)
+                worker.attach_network(network)
                 links.append(InprocLink(worker))
             net_writer = SegmentWriter(run_dir / "events", "net", seg)
-            stats = Coordinator(links, network_for(data, seed, model), until, net_writer, progress,
-                                boundaries=boundaries).run()
+            stats = Coordinator(links, network, until, net_writer, progress, boundaries=boundaries).run()
         else:
             # worker processes run the windows among themselves; each builds its own copy of the network model
             zmq_workers = ZmqWorkers(kind, n_workers, transport)

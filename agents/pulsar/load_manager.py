@@ -170,15 +170,18 @@ class LoadManager(LeaderLoadManager):
     def load_data(self) -> "pulsar.LoadData":
         """The leader's ``LoadData``: latest reports, bundle history, preallocations, grace-period bundles.
 
-        Its dicts and ``BrokerData`` are new, its bundle data a snapshot of the history; the reports in them are
-        the leader's own objects, which strategies only read (placement adds entries to the new mappings)."""
+        Its dicts and ``BrokerData`` are new, its bundle data a snapshot of the history; the reports and the
+        brokers' ``timeAverageData`` in them are the leader's own objects, which strategies only read (placement
+        adds entries to the new mappings)."""
         history = self.history.snapshot()
+        averages = self.history.time_average_data()  # as updateBundleData set them at the last report
         preallocated: dict[str, dict[str, BundleData]] = {}
         for bundle, owner in self.preallocated.items():
             data = history.get(bundle)
             preallocated.setdefault(owner, {})[bundle] = data if data is not None else BundleData.with_default_stats()
         return pulsar.LoadData(
-            broker_data={b: BrokerData(local_data=ld, preallocated_bundle_data=preallocated.get(b, {}))
+            broker_data={b: BrokerData(local_data=ld, time_average_data=averages[b],
+                                       preallocated_bundle_data=preallocated.get(b, {}))
                          for b, ld in sorted(self.local_data.items())},
             bundle_data=history,
             recently_unloaded_bundles=dict(self.recently_unloaded),

@@ -21,7 +21,7 @@ from clusteremu.emulator.messages import Message
 
 from .split import BundleMap
 from .store import OWNERSHIP_PREFIX
-from .workload import client_of
+from .workload import clients_of
 
 if TYPE_CHECKING:
     from .broker import Broker
@@ -130,8 +130,7 @@ class BundleOwnership:
         clients = b.params["clients"]
         topics = wl.bundle_topics[wl.bundle_index[bundle]]
         b.usage.advance()
-        for ti in topics.tolist():
-            own.topics[ti] = client_of(ti, clients)
+        own.topics.update(clients_of(topics.tolist(), clients))
         counts = np.bincount(wl.topic_task[topics], minlength=len(wl.tasks))
         own.task_counts += counts
         self.task_counts += counts

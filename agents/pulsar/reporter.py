@@ -44,6 +44,7 @@ class LoadReporter:
         self.last_write_t = -math.inf
         self._stats_cache: tuple[Any, dict[str, dict[str, Any]]] | None = None
         self._report_inputs: tuple[Any, ...] = ()  # what the current report was made from
+        self._factors_seen: tuple[np.ndarray, bytes] | None = None  # the last task factors array and its bytes
         self.typed_config = PulsarConfig(broker.config)
         # (report, last written report, the update rule's verdict on their figures): see _update_reason
         self._change_verdict: tuple[LocalReport, LocalReport, str | None] | None = None
@@ -61,8 +62,15 @@ class LoadReporter:
         # sampler and every traffic change integrate it), and 1,000 brokers refresh every 5 s.
         b = self.b
         usage, own = b.usage, b.ownership
-        factors = b.workload.task_factors(b.now)
-        inputs = (usage.cpu_percent, usage.bw_in_kbps, usage.bw_out_kbps, factors.tobytes(), own.owned.version,
+        factors = b.workload.task_factors(b.env._now)
+        # the workload hands out one read-only factors array per stretch of constant rates: its bytes once
+        seen = self._factors_seen
+        if seen is not None and seen[0] is factors:
+            factor_bytes = seen[1]
+        else:
+            factor_bytes = factors.tobytes()
+            self._factors_seen = (factors, factor_bytes)
+        inputs = (usage.cpu_percent, usage.bw_in_kbps, usage.bw_out_kbps, factor_bytes, own.owned.version,
                   own.task_counts.tobytes())
         if self.report is not None and inputs == self._report_inputs:
             return self.report  # all the report is made of is the same (bundle counts only grow while the set is)
@@ -163,7 +171,7 @@ class LoadReporter:
         report, last = self.report, self.last_written
         if last is None:
             return report.needs_update(last, 0.0, self.typed_config)
-        since_write_ms = (self.b.now - self.last_write_t) * 1000.0
+        since_write_ms = (self.b.env._now - self.last_write_t) * 1000.0
         if since_write_ms > self._max_interval_ms:
             return report_update.MAX_INTERVAL  # the rule's first test, as reason_from_figures makes it
         kept = self._change_verdict

@@ -255,3 +255,10 @@ def workload_for(namespaces: list[dict[str, Any]], tasks: list[dict[str, Any]]) 
 def client_of(topic_index: int, clients: list[str]) -> str:
     """The client agent that produces and consumes topic ``topic_index``: topics are dealt out round robin."""
     return clients[topic_index % len(clients)]
+
+
+def clients_of(topic_indices: list[int], clients: list[str]) -> dict[int, str]:
+    """{topic index: :func:`client_of` it} for many topics at once, in their order (a broker booting with a
+    hundred preassigned bundles connects ten thousand topics)."""
+    n = len(clients)
+    return {ti: clients[ti % n] for ti in topic_indices}

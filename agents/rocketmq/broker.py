@@ -20,7 +20,7 @@ Components: :class:`Broker` and the event kinds it writes. The broker's parts, w
   (:meth:`clusteremu.agents.rocketmq.views.RocketMQViews.cid_list`), written once instead of at every use;
 * ``ConsumerOffsetManager``: ``UPDATE_CONSUMER_OFFSET`` (one-way) and each ``PULL`` request's commit offsets
   store, ``QUERY_CONSUMER_OFFSET`` reads (-1 if none) with the queue's max offset and the offset at a timestamp
-  (``computePullFromWhere`` needs them);
+  (``computePullFromWhere`` needs them), and the queue's rate and start (a closed-form consumer's supply);
 * ``RebalanceLockManager``: ``LOCK_BATCH_MQ`` / ``UNLOCK_BATCH_MQ`` with a ``rocketmq.broker.rebalance.lockMaxLiveTime``
   lease (60 s);
 * ``PULL``: a consumer's batched pull answers each queue's max offset (the fluid's "messages available");
@@ -308,7 +308,9 @@ class Broker(JvmAgent):
         ts = body.get("timestamp")
         self.reply(msg, {"ok": True, "offset": self._offsets.get(body["group"], {}).get(key, -1.0),
                          "max_offset": self.max_offset(), "min_offset": 0.0,
-                         "timestamp_offset": self.max_offset(ts) if ts is not None else -1.0})
+                         "timestamp_offset": self.max_offset(ts) if ts is not None else -1.0,
+                         # the producers' rate and the queue's start: what a consumer's closed form needs
+                         "rate_per_queue": float(self.params["rate_per_queue"]), "since": self.created_at})
 
     def _on_UPDATE_CONSUMER_OFFSET(self, msg: Message, body: dict) -> None:
         self._commit(body["group"], body["cid"], body["offsets"], "update")

@@ -22,6 +22,10 @@ Components: :class:`Consumer` and the event kinds it writes. Its parts, with the
   max offset; the request commits each queue's consume offset, ``commitOffset`` of ``PullMessageRequestHeader``)
   and consumes up to its capacity, shared equally among its queues; POP pops ranges, consumes them
   over the next tick and acks them then (a consumer paused or crashed meanwhile leaves them to be revived);
+  with ``workload.consumption = "closed_form"`` there is no step and no pull message: each held queue's offset is a
+  closed form of time (:mod:`.fluid`, with the queue's rate and its broker's start as ``QUERY_CONSUMER_OFFSET``
+  answered them), settled whenever an offset is read (persist, drop, report) or the consumption changes (take,
+  drop, capacity, a stop-the-world pause); the brokers' committed offsets come from the persists and drops;
 * orderly consumers (``ConsumeMessageOrderlyService``): re-lock their queues every 20 s and consume a queue only
   while its lock is younger than 30 s;
 * ``consume_progress`` every ``progress_interval_s`` of virtual time (an observer: it reports during pauses) and
@@ -43,6 +47,7 @@ from clusteremu.emulator.trace.kinds import declare
 from clusteremu.strategies.rocketmq import AllocationArgumentError
 
 from .config import seconds
+from .fluid import ClosedFormConsumption
 from .names import client_id, client_ip, consumer_index, parse_queue_key, queue_of
 from .rebalance import allocate_view, make_strategy, share, sorted_cids, sorted_route
 
@@ -102,7 +107,8 @@ declare("queue_dropped",
 declare("consume_progress",
         "What the consumer consumed of `queue` since its previous report: `ranges` ([from, to) offset pairs, "
         "merged, ascending; the same offset in two consumers' ranges was consumed twice), `consumed` (messages), "
-        "`offset` (next offset to consume; POP -1), `max_offset` (the queue's max offset at the last pull; POP -1), "
+        "`offset` (next offset to consume; POP -1), `max_offset` (the queue's max offset at the last pull; closed-form "
+        "consumption: when its offset was last settled; POP -1), "
         "`lag` (max_offset - offset, messages; POP -1). Written every progress_interval_s of virtual time for every "
         "held queue, and at once when the queue is dropped (`reason` drop) or the consumer stops (stop).",
         __name__, queue="str", cid="str", mode="str", ranges="list", consumed="float", offset="float",
@@ -154,6 +160,7 @@ class Consumer(JvmAgent):
         #: BROADCASTING: LocalFileOffsetStore, a file on the consumer's host (it survives restarts)
         self.local_offsets: dict[str, float] = {}
         self.restarts = RollingRestarts(self)
+        self.fluid: ClosedFormConsumption | None = None
 
     # -- life cycle ---------------------------------------------------------------------------------------
     def on_start(self) -> None:
@@ -181,6 +188,9 @@ class Consumer(JvmAgent):
         self._wake_cause = "timer"
         self._waiter = None
         self.booted = self.env.event()
+        #: ``workload.consumption = "closed_form"``: the held PULL queues' offsets as functions of time
+        self.fluid = ClosedFormConsumption(self._capacity(), self.now) \
+            if p["consumption"] == "closed_form" else None
         self.spawn(self._boot())
 
     def _boot(self) -> Generator:
@@ -202,7 +212,8 @@ class Consumer(JvmAgent):
             self.executor("ConsumeMessageScheduledThread").schedule_periodic(
                 mode, self._lock_all, 1.0, seconds(self.cfg, "rocketmq.client.rebalance.lockInterval"), name="lockMQPeriodically")
         self.spawn(self._rebalance_service())
-        self.spawn(self._consume_loop())
+        if self.fluid is None:
+            self.spawn(self._consume_loop())
         self.spawn(self._progress_observer())
         self.start_gc(p["gc"])
         # DefaultMQPushConsumerImpl.start: route, heartbeat to all brokers, then rebalanceImmediately.
@@ -214,6 +225,7 @@ class Consumer(JvmAgent):
     def crash(self, reason: str = "crash") -> None:
         """Stop; what was consumed up to now is reported first (it happened, whatever follows)."""
         if self.alive:
+            self._settle()
             for pq in self.pqs.values():
                 self._report(pq, "stop")
         super().crash(reason)
@@ -250,7 +262,28 @@ class Consumer(JvmAgent):
         else:
             super().on_fault(kind, spec)
 
+    def _capacity(self) -> float:
+        return float(self.params["capacity"]) * self.factor
+
+    def _settle(self) -> None:
+        """Closed form: bring every held queue's offset to now (nothing to do with the pull model)."""
+        if self.fluid is not None:
+            self.fluid.settle(self.now)
+
+    def stop_the_world(self, duration: float, cause: str = "gc") -> None:
+        """A pause stops the closed form's consumption until the gate opens again (the pull model's steps wait on
+        the gate by themselves)."""
+        starts = self.fluid is not None and self.alive and duration > 0 and self.gate.is_open
+        if starts:
+            self.fluid.pause(self.now)
+        super().stop_the_world(duration, cause)
+        if starts:
+            fluid = self.fluid
+            self.gate.on_open(lambda: fluid.resume(self.env.now))
+
     def _slow(self, factor: float) -> None:
+        if self.fluid is not None and self.alive:
+            self.fluid.set_capacity(float(self.params["capacity"]) * float(factor), self.now)
         self.factor = float(factor)
         if self.alive:
             self.emit("slow_consumer", cid=self.cid, factor=self.factor,
@@ -298,6 +331,7 @@ class Consumer(JvmAgent):
         """``persistAllConsumerOffset``: the in-memory offsets of the held PULL queues, to their brokers (one
         one-way request per broker here, one per queue in the real client)."""
         by_broker: dict[str, list] = {}
+        self._settle()
         for pq in self.pqs.values():
             if pq.mode == "PULL":
                 by_broker.setdefault(pq.broker, []).append([pq.key, pq.offset])
@@ -420,11 +454,13 @@ class Consumer(JvmAgent):
                 if key not in locked:
                     failed.append(key)
                     continue
-            offset, source = yield from self._compute_pull_from_where(key)
+            offset, source, supply = yield from self._compute_pull_from_where(key)
             if offset < 0 or key in self.pqs:
                 failed.append(key)
                 continue
             self._take(key, offset, source, mode)
+            if self.fluid is not None:
+                self.fluid.add(key, self.pqs[key], supply[0], supply[1], self.now)
             added.append(key)
         return added, removed, failed
 
@@ -434,6 +470,8 @@ class Consumer(JvmAgent):
 
     def _drop(self, key: str, reason: str) -> None:
         """``removeUnnecessaryMessageQueue``: persist the queue's offset, forget it; orderly: unlock it."""
+        if self.fluid is not None:
+            self.fluid.remove(key, self.now)
         pq = self.pqs.pop(key)
         self._report(pq, "drop")
         if pq.mode == "PULL":
@@ -454,17 +492,18 @@ class Consumer(JvmAgent):
         reply = yield from self.call(parse_queue_key(key).broker_name, "QUERY_CONSUMER_OFFSET", body,
                                      timeout=self._timeout())
         if reply is None or not reply["ok"]:
-            return -1.0, "unavailable"
+            return -1.0, "unavailable", None
+        supply = (float(reply["rate_per_queue"]), float(reply["since"]))  # what a pull would find: the closed form
         if self.cfg["messageModel"] == "BROADCASTING":
             if key in self.local_offsets:
-                return self.local_offsets[key], "local"
+                return self.local_offsets[key], "local", supply
         elif reply["offset"] >= 0:
-            return float(reply["offset"]), "committed"
+            return float(reply["offset"]), "committed", supply
         if cfw == "CONSUME_FROM_FIRST_OFFSET":
-            return 0.0, "first"
+            return 0.0, "first", supply
         if cfw == "CONSUME_FROM_TIMESTAMP":
-            return float(reply["timestamp_offset"]), "timestamp"
-        return float(reply["max_offset"]), "last"
+            return float(reply["timestamp_offset"]), "timestamp", supply
+        return float(reply["max_offset"]), "last", supply
 
     # -- orderly locks ----------------------------------------------------------------------------------
     def _lock(self, keys: list[str]) -> Generator:
@@ -607,6 +646,7 @@ class Consumer(JvmAgent):
         t = math.floor(self.now / step) * step + step
         while True:
             yield self.env.timeout(t - self.now)  # an observer: not stopped by the JVM's pauses
+            self._settle()
             for key in sorted(self.pqs):
                 self._report(self.pqs[key], "interval")
             t += step

@@ -20,6 +20,7 @@ every group's topic.
 """
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,11 @@ from . import faults as rmq_faults
 from .names import NAMESRV, broker_names, consumer_index, consumer_names
 
 __all__ = ["GroupLayout", "MODEL", "RocketMQModel", "SECTIONS", "group_layout"]
+
+#: ``workload.consumption``: the consumers' steps and pulls, or their closed form (:mod:`.fluid`)
+CONSUMPTIONS = ("pull", "closed_form")
+#: fault kinds after which a broker may stop answering pulls, which the closed form cannot see (no pull is sent)
+_UNANSWERED = ("broker_loss", "crash", "pause", "gc_storm")
 
 #: strategies the model can build from a scenario (ByConfig and ByMachineRoom need per-client lists)
 MODEL_STRATEGIES = ("AllocateMessageQueueAveragely", "AllocateMessageQueueAveragelyByCircle",
@@ -76,7 +82,12 @@ SECTIONS = {
                                    doc="brokers each group's topic is created on (consecutive, wrapping; 0: all)"),
             "rate_per_queue": Field("float", default=100.0, ge=0, doc="producers' rate into each queue, msg/s"),
             "consume_tick_s": Field("float", default=1.0, gt=0,
-                                    doc="the consumers' pull-and-consume step (the fluid's time step)"),
+                                    doc="the consumers' pull-and-consume step (the fluid's time step; pull only)"),
+            "consumption": Field("str", default="pull", choices=CONSUMPTIONS,
+                                 doc="pull: a pull per broker and a consume step every consume_tick_s; closed_form: "
+                                     "each held queue's offset a closed form of time, no step and no pull message "
+                                     "(CLUSTERING concurrently consumers with client-side rebalance, brokers that "
+                                     "always answer)"),
             "progress_interval_s": Field("float", default=5.0, gt=0, doc="consume_progress cadence"),
             "stats_interval_s": Field("float", default=5.0, gt=0, doc="the brokers' queue_stats cadence"),
             "trace_commits": Field("bool", default=True,
@@ -131,6 +142,30 @@ def _rooms(names: list[str], rooms: list[str]) -> dict[str, str]:
     return {n: (rooms[i % len(rooms)] if rooms else "") for i, n in enumerate(names)}
 
 
+def _closed_form_problems(data: dict[str, Any], cfg: dict[str, Any]) -> list[tuple[str, str]]:
+    """Where ``workload.consumption = "closed_form"`` would not consume what pulls would: it has no pull to fail,
+    to wait on a lock or to pop, so it needs PULL consumers of CLUSTERING, concurrently, and brokers that answer
+    throughout."""
+    key = "workload.consumption"
+    problems = []
+    if cfg["messageModel"] != "CLUSTERING":
+        problems.append((key, "closed_form models CLUSTERING consumers only (config.messageModel)"))
+    if data["strategy"]["listener"] != "concurrently":
+        problems.append((key, "closed_form models concurrently consumers only (orderly ones hold queue locks)"))
+    if not cfg["clientRebalance"]:
+        problems.append((key, "closed_form models client-side rebalance only (config.clientRebalance)"))
+    brokers = broker_names(data["cluster"]["brokers"]) + list(rmq_faults.broker_joins(data["faults"]))
+    for i, f in enumerate(data["faults"]):
+        if f["kind"] in kernel_faults.NETWORK_FAULTS:
+            problems.append((f"faults[{i}].kind", f"a {f['kind']} fault can stop pulls, which closed_form does not "
+                                                  "send: use workload.consumption = \"pull\""))
+        elif f["kind"] in _UNANSWERED and any(fnmatch.fnmatchcase(b, g) for b in brokers for g in f["agents"]):
+            problems.append((f"faults[{i}].agents", f"a {f['kind']} fault of a broker stops its answers to pulls, "
+                                                    "which closed_form does not send: use workload.consumption = "
+                                                    "\"pull\""))
+    return problems
+
+
 class RocketMQModel:
     name = "rocketmq"
     description = "RocketMQ name server, brokers and push consumers: client-side rebalance (4.9.x/5.x), queue " \
@@ -158,6 +193,8 @@ class RocketMQModel:
             problems.append(("workload.topic_brokers", f"more than the {cluster['brokers']} brokers of cluster.brokers"))
         problems += rmq_faults.check(data["faults"], consumer_names(cluster["consumers"]),
                                      broker_names(cluster["brokers"]))
+        if data["workload"]["consumption"] == "closed_form":
+            problems += _closed_form_problems(data, cfg)
         return problems
 
     def agents(self, data: dict[str, Any]) -> list[AgentSpec]:
@@ -205,6 +242,7 @@ class RocketMQModel:
                 "broker_rooms": {b: r for b, r in broker_room.items() if r},
                 "orderly": strat["listener"] == "orderly", "client_version": strat["client_version"],
                 "capacity": cluster["consumer_capacity"], "consume_tick_s": work["consume_tick_s"],
+                "consumption": work["consumption"],
                 "progress_interval_s": work["progress_interval_s"], "start_jitter_s": cluster["start_jitter_s"],
                 "all_consumers": all_consumers,
             }, start_at=added.get(c, 0.0)))

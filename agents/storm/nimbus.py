@@ -4,7 +4,7 @@ and kills and schedules every ``nimbus.monitor.freq.secs``.
 Components of :class:`Nimbus`:
 
 * ``store``: its ZooKeeper session (the kernel's :class:`~clusteremu.emulator.election.MetadataSession`,
-  ``storm.zookeeper.session.timeout``) and ``election``: the kernel's
+  ``storm.zookeeper.session.timeout``, its pings a kernel lease) and ``election``: the kernel's
   :class:`~clusteremu.emulator.election.LeaderElection` on :data:`~.store.LEADER_PATH` (Storm: Curator's leader
   latch) — the same mechanism as Pulsar's brokers;
 * its copy of ZooKeeper, kept by watches: the topologies (``StormBase``), the assignments, each supervisor's
@@ -106,12 +106,14 @@ class Nimbus(JvmAgent):
         self.conf: dict[str, Any] = p["config"]
         self.boots += 1
         self.store = MetadataSession(self, StoreProtocol(STORE), timeout_s=self.conf[ZK_SESSION_TIMEOUT] / 1000.0,
-                                     op_timeout_s=p["op_timeout_s"], on_lost=self._session_lost)
+                                     op_timeout_s=p["op_timeout_s"], on_lost=self._session_lost, lease=True)
         self.election = LeaderElection(self.store, LEADER_PATH, on_elected=self._elected)
         self.storms: dict[str, dict[str, Any]] = {}
         self.assignments: dict[str, dict[str, Any]] = {}
         self.node_parts: dict[str, dict[str, Any]] = {}  # supervisor -> {topology id: its workers there}
         self.sup_info: dict[str, dict[str, Any]] = {}
+        self.sup_mzxid: dict[str, int] = {}  # supervisor -> its node's last write (ZooKeeper's Stat.mzxid)
+        self.capacity: dict[str, tuple[int, tuple]] = {}  # supervisor -> (mzxid, its part of the round key)
         self.last_heartbeat: dict[str, float] = {}  # kept after a node goes: how long a dead one was silent
         self.statuses: dict[str, str] = {}
         self.cache: dict[str, Topology] = {}  # the scheduler's view of each topology, built once
@@ -121,6 +123,8 @@ class Nimbus(JvmAgent):
         self.rounds = 0
         self.changes = 0  # bumped at every change of storms or assignments: a round's inputs changed
         self.memo: tuple[Any, dict[str, str], RoundOutcome] | None = None  # the last round: inputs, statuses, out
+        self.parts_version = 0  # bumped at every change of node_parts seen through the watch
+        self.published: tuple[int, int] | None = None  # (changes, parts_version) at the last full publication
         self.timer = self.executor("timer")
         self.timer.schedule_periodic(p["timer_mode"], self._monitor, 0.0, float(self.conf[NIMBUS_MONITOR_FREQ_SECS]),
                                      name="mk-assignments")
@@ -146,6 +150,7 @@ class Nimbus(JvmAgent):
     def _elected(self, previous: str) -> None:
         self.leading = True
         self.view = None
+        self.published = None
         self.emit("nimbus_leader_elected", previous=previous)
         for tid, base in sorted(self.storms.items()):  # a new leader finishes the kills and rebalances it inherits
             if base["status"] == "killed":
@@ -188,6 +193,7 @@ class Nimbus(JvmAgent):
                 self.node_parts.pop(node, None)
             else:
                 self.node_parts[node] = data["parts"]
+            self.parts_version += 1
             return
         for prefix, table in ((STORMS_PREFIX, self.storms), (ASSIGNMENTS_PREFIX, self.assignments)):
             if path.startswith(prefix):
@@ -217,6 +223,8 @@ class Nimbus(JvmAgent):
         alive = {s: info for s, info in sorted(self.sup_info.items()) if now - info["time"] <= timeout}
         first = self.view is None
         view = self.view or {}
+        if not first and alive.keys() == view.keys() and self.sup_info.keys() == self.view_nodes:
+            return alive  # the same supervisors alive, the same nodes: nothing to write
         for sid in sorted(set(view) | set(self.sup_info)):
             was, is_ = view.get(sid, False), sid in alive
             if is_ and (first or not was):
@@ -239,11 +247,12 @@ class Nimbus(JvmAgent):
         """Read every ``SupervisorInfo`` (Storm's ``allSupervisorInfo`` at the start of ``mkAssignments``): one
         read per round rather than a watch, so that a heartbeat costs ZooKeeper one write and no notification;
         False when the session is gone."""
-        r = yield from self.store.op("list", {"prefix": SUPERVISORS_PREFIX})
+        r = yield from self.store.op("list", {"prefix": SUPERVISORS_PREFIX, "stat": True})
         if r is None:
             return False
         n = len(SUPERVISORS_PREFIX)
         self.sup_info = {path[n:]: data for path, data in r["nodes"].items()}
+        self.sup_mzxid = {path[n:]: z for path, z in r["mzxid"].items()}
         for sid, info in self.sup_info.items():
             self.last_heartbeat[sid] = info["time"]
         return True
@@ -282,10 +291,16 @@ class Nimbus(JvmAgent):
 
     def _round_key(self, alive: dict[str, dict[str, Any]], scratch: str | None) -> tuple:
         """What a round reads besides the statuses: the topologies and assignments (by their change count), the
-        live supervisors' capacities (not their heartbeat times) and the rebalanced topology."""
-        return (self.changes, scratch, tuple((sid, info["host"], info["rack"], info["cpu"], info["memory_mb"],
-                                              tuple(sorted(info["generic"].items())), tuple(info["ports"]))
-                                             for sid, info in alive.items()))
+        live supervisors' capacities (not their heartbeat times) and the rebalanced topology. A supervisor's part
+        is computed again only when its node was rewritten since (its ``mzxid`` moved)."""
+        capacity, mzxid, parts = self.capacity, self.sup_mzxid, []
+        for sid, info in alive.items():
+            c = capacity.get(sid)
+            if c is None or c[0] != mzxid[sid]:
+                c = capacity[sid] = (mzxid[sid], (sid, info["host"], info["rack"], info["cpu"], info["memory_mb"],
+                                                  tuple(sorted(info["generic"].items())), tuple(info["ports"])))
+            parts.append(c[1])
+        return (self.changes, scratch, tuple(parts))
 
     def _unchanged_round(self, alive: dict[str, dict[str, Any]], scratch: str | None) -> RoundOutcome | None:
         """The outcome of this round when it is the last round's again, else None. ``mk_assignments`` is a pure
@@ -303,7 +318,11 @@ class Nimbus(JvmAgent):
 
     def _publish_node_parts(self) -> Generator:
         """Write, then push, the part of every supervisor whose part of the assignments changed; ``at`` (the write
-        time) lets a supervisor tell a newer part from an older one that arrives late."""
+        time) lets a supervisor tell a newer part from an older one that arrives late. The parts are a function
+        of the assignments and of the parts known: when neither changed since the last full pass, none did."""
+        key = (self.changes, self.parts_version)
+        if self.published == key:
+            return
         parts: dict[str, dict[str, Any]] = {}
         for tid, data in sorted(self.assignments.items()):
             for node, port, cpu, on_heap, off_heap, execs in data["workers"]:
@@ -319,7 +338,8 @@ class Nimbus(JvmAgent):
             if r is None:
                 return
             self.send(node, "assignments", data)
-
+        if (self.changes, self.parts_version) == key:
+            self.published = key
     # -- submissions and kills ------------------------------------------------------------------------------
     def _not_leader(self, msg: Message) -> bool:
         if self.is_leader:

@@ -8,14 +8,19 @@ Components of :class:`Supervisor`:
   ``supervisor.cpu.capacity``, ``supervisor.memory.capacity.mb``, ``supervisor.resources.map``, the slots'
   ports — the heartbeat time and what its workers use). When the session expires the node goes; the supervisor
   opens a new session and registers again, its workers still running.
-* the ``heartbeatTimer`` executor (``SupervisorHeartbeat`` every ``supervisor.heartbeat.frequency.secs``; fixed
-  delay like Storm's ``StormTimer``, or fixed rate: a scenario setting) rewrites the node;
+* the heartbeat (Storm's ``SupervisorHeartbeat`` every ``supervisor.heartbeat.frequency.secs``) rewrites the
+  node. Its only steady-state effect is the node's ``time`` (and the session's last contact), so it is a kernel
+  :class:`~clusteremu.emulator.lease.Lease` on that field in the session's scope: Nimbus reads the time of the last
+  heartbeat the store would have received, and a pause, a crash or a network fault stops it when it would stop
+  the real heartbeats. The ``SupervisorInfo`` itself is written at the first heartbeat after what it reports (its
+  workers) changed. The heartbeats are on a fixed grid from the registration, whatever ``timer_mode``: a
+  fixed-delay timer's drift (a write's round trip per beat) is below the lease's bound (one period);
 * ``ReadClusterState``: its part of the assignments, pushed by the leader Nimbus when it changes (Storm 2.x's
   ``sendSupervisorAssignments``) and read from ZooKeeper (:func:`~.store.node_assignments_path`) at start and
-  every 10 s by the ``eventTimer`` executor (Storm's ``SynchronizeAssignments``): a supervisor that missed a push
-  (a partition, a dropped message) catches up. On every change it kills the workers no longer assigned to it
-  and launches the new ones, which run after ``worker_launch_s``. A worker carries its load as the CPU and memory
-  its assignment charges it.
+  every 10 s (Storm's ``SynchronizeAssignments``), a poll lease: the store delivers the part at the first of
+  those reads after it changed, so a supervisor that missed a push (a partition, a dropped message) catches up.
+  On every change it kills the workers no longer assigned to it and launches the new ones, which run after
+  ``worker_launch_s``. A worker carries its load as the CPU and memory its assignment charges it.
 
 A crash is a host crash: the workers go with the supervisor. GC pauses and ``gc_storm`` stop the heartbeats and
 the assignment handling (:class:`~clusteremu.emulator.jvm.JvmAgent`); ``restart`` crashes it and starts it again.
@@ -32,6 +37,7 @@ from clusteremu.agents.common.lifecycle import ROLLING_RESTART, TURN, RollingRes
 from clusteremu.emulator.agent import AgentContext
 from clusteremu.emulator.election import MetadataSession, StoreProtocol
 from clusteremu.emulator.jvm import JvmAgent
+from clusteremu.emulator.lease import POLL
 from clusteremu.emulator.messages import Message
 from clusteremu.emulator.trace.kinds import declare
 from clusteremu.strategies.storm.config import SUPERVISOR_HEARTBEAT_FREQUENCY_SECS
@@ -50,10 +56,10 @@ declare("supervisor_registered", "The supervisor opened a ZooKeeper session and 
         "`start`, `restart` — the process started again —, `session_expired` — registering again after its "
         "session expired).", __name__,
         session="str", cause="str")
-declare("supervisor_heartbeat", "The supervisor wrote heartbeat `n` (its `SupervisorInfo`) and what it reports "
-        "changed since its last `supervisor_heartbeat` of this run (or it is the first): `slots_used` workers, "
-        "`cpu_used` (% of a core) and `memory_used_mb` charged to them. The heartbeats in between are written to "
-        "ZooKeeper all the same; they are not traced.", __name__,
+declare("supervisor_heartbeat", "The supervisor rewrote its `SupervisorInfo` at heartbeat `n` of its registration "
+        "because what it reports changed since it last wrote it: `slots_used` workers, `cpu_used` (% of a core) and "
+        "`memory_used_mb` charged to them. The heartbeats in between only keep the node's time (a lease); they are "
+        "not traced.", __name__,
         n="int", slots_used="int", cpu_used="float", memory_used_mb="float")
 declare("supervisor_stopping", "The supervisor daemon stops gracefully (`cause`: `rolling_restart`): it closes its "
         "ZooKeeper session (its node goes at once) and exits; its `running_workers` keep running.", __name__,
@@ -89,7 +95,7 @@ class Supervisor(JvmAgent):
             self.memory_mb = p["memory_mb"] if mem is None else mem
         self.conf: dict[str, Any] = p["config"]
         self.store = MetadataSession(self, StoreProtocol(STORE), timeout_s=self.conf[ZK_SESSION_TIMEOUT] / 1000.0,
-                                     op_timeout_s=p["op_timeout_s"], on_lost=self._session_lost)
+                                     op_timeout_s=p["op_timeout_s"], on_lost=self._session_lost, lease=True)
         # port -> {topology, executors, cpu, memory_mb, running}; a graceful stop left its workers running
         self.workers: dict[int, dict[str, Any]] = self.kept
         self.kept = {}
@@ -98,29 +104,34 @@ class Supervisor(JvmAgent):
         self.assigned: dict[str, dict[int, dict[str, Any]]] = {}  # topology id -> its workers here, by port
         self.assigned_at = -1.0  # when the leader wrote the part held
         self.synced = False  # whether this run has taken a part yet
-        self.beats = 0
-        self.reported: tuple[int, float, float] | None = None  # what the last traced heartbeat reported
+        self.written: tuple[int, float, float] | None = None  # what the node's SupervisorInfo reports
+        self.heartbeat = None  # the heartbeat lease of the current session
+        self.writing = False  # a write of a changed SupervisorInfo waits for the next heartbeat
         self.started = self.now
         self.path = SUPERVISORS_PREFIX + self.name
         self.assignments_path = node_assignments_path(self.name)
-        self.timer = self.executor("heartbeatTimer")
         self.start_gc(p["gc"])
         self.spawn(self._boot("start" if self.boots == 1 else "restart"))
 
     def _boot(self, cause: str) -> Generator:
         while not (yield from self.store.open()):
             yield from self.sleep(self.params["op_timeout_s"])
-        r = yield from self.store.op("create", {"path": self.path, "data": self.info(), "ephemeral": True})
-        if r is None:
-            return
+        report, info = self._report(), self.info()
+        r = yield from self.store.op("create", {"path": self.path, "data": info, "ephemeral": True})
+        if r is None or not self.store.is_open:
+            return  # lost again meanwhile: registering starts over
         self.emit("supervisor_registered", session=self.store.id or "", cause=cause)
+        self.written = report
+        self.heartbeat = self.store.lease("heartbeat", float(self.conf[SUPERVISOR_HEARTBEAT_FREQUENCY_SECS]),
+                                          target=self.path, field="time")
         if cause != "session_expired":
             self.booted.succeed()
             yield from self._resync()
-            freq = float(self.conf[SUPERVISOR_HEARTBEAT_FREQUENCY_SECS])
-            self.timer.schedule_periodic(self.params["timer_mode"], self._heartbeat, freq, freq, name="heartbeat")
-            self.executor("eventTimer").schedule_periodic(self.params["timer_mode"], self._read_assignments,
-                                                          SYNC_PERIOD_S, SYNC_PERIOD_S, name="sync-assignments")
+            if not self.store.is_open:
+                return
+        self.store.lease("sync-assignments", SYNC_PERIOD_S, form=POLL, target=self.assignments_path,
+                         on_reply=self._synced)
+        self._report_changed()  # workers may have changed while registering
 
     def _session_lost(self) -> None:
         self.spawn(self._boot("session_expired"))
@@ -137,18 +148,27 @@ class Supervisor(JvmAgent):
     def _used(self, key: str) -> float:
         return float(sum(w[key] for _, w in sorted(self.workers.items())))
 
-    def _heartbeat(self) -> Generator | None:
-        if not self.store.is_open:
-            return None  # registering again: the new node carries a fresh SupervisorInfo
-        self.beats += 1
-        report = (len(self.workers), self._used("cpu"), self._used("memory_mb"))
-        if report != self.reported:  # a heartbeat that only says "still alive" is not traced
-            self.reported = report
-            self.emit("supervisor_heartbeat", n=self.beats, slots_used=report[0], cpu_used=report[1],
-                      memory_used_mb=report[2])
-        return self._write()
+    def _report(self) -> tuple[int, float, float]:
+        return len(self.workers), self._used("cpu"), self._used("memory_mb")
 
-    def _write(self) -> Generator:
+    def _report_changed(self) -> None:
+        """What the supervisor reports may have changed: rewrite its node at the next heartbeat if it did."""
+        if not self.writing and self.heartbeat is not None and self._report() != self.written:
+            self.writing = True
+            self.spawn(self._write_at_heartbeat(self.heartbeat))
+
+    def _write_at_heartbeat(self, lease: Any) -> Generator:
+        yield from self.sleep(lease.next_beat() - self.now)
+        self.writing = False
+        if lease is not self.heartbeat:
+            self._report_changed()  # registered again meanwhile: at the new session's heartbeat
+            return
+        report = self._report()
+        if not self.store.is_open or report == self.written:
+            return  # registering again (the new node will carry a fresh SupervisorInfo), or nothing to say
+        self.written = report
+        self.emit("supervisor_heartbeat", n=lease.beats(), slots_used=report[0], cpu_used=report[1],
+                  memory_used_mb=report[2])
         yield from self.store.op("set", {"path": self.path, "data": self.info(), "ephemeral": True})
 
     # -- assignments ----------------------------------------------------------------------------------------
@@ -159,8 +179,10 @@ class Supervisor(JvmAgent):
             self.rolling.on_turn(msg.body)
         return None
 
-    def _read_assignments(self) -> Generator | None:
-        return self._resync() if self.store.is_open else None
+    def _synced(self, body: dict[str, Any]) -> None:
+        """The assignment poll's answer: the node's data, or the session's expiry (learnt by the session)."""
+        if "data" in body:
+            self._take(body["data"])
 
     def _resync(self) -> Generator:
         r = yield from self.store.op("get", {"path": self.assignments_path})
@@ -205,6 +227,7 @@ class Supervisor(JvmAgent):
             if port not in self.workers:
                 self.workers[port] = {**d, "running": False}
                 self.spawn(self._launch(port, self.workers[port]))
+        self._report_changed()
 
     def _launch(self, port: int, worker: dict[str, Any]) -> Generator:
         yield from self.sleep(self.params["worker_launch_s"])

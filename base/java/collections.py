@@ -73,6 +73,25 @@ def _spread(key: str) -> int:
 #: the spread of keys put one by one: names that recur (brokers on every placement) are hashed once
 _cached_spread = functools.lru_cache(maxsize=1 << 16)(_spread)
 
+#: the spreads of the keys of large orders (a leader orders the same 100,000 bundle names again whenever the
+#: history's insertion order changes); cleared when it holds more than :data:`_SPREADS_MAX` names
+_SPREADS: dict[str, int] = {}
+_SPREADS_MAX = 1 << 20
+
+
+def _spreads(keys: list[str]) -> np.ndarray:
+    """``_spread`` of each key, as an int64 array (each distinct name hashed once per process)."""
+    cache = _SPREADS
+    if len(cache) > _SPREADS_MAX:
+        cache.clear()
+    get = cache.get
+    out = [get(k) for k in keys]
+    if None in out:
+        for i, v in enumerate(out):
+            if v is None:
+                out[i] = cache[keys[i]] = _spread(keys[i])
+    return np.array(out, dtype=np.int64)
+
 
 def table_size_for(cap: int) -> int:
     """``HashMap.tableSizeFor``: the smallest power of two >= ``cap`` (at least 1, at most 2^30)."""
@@ -147,9 +166,26 @@ class JavaHashMapOrder:
                 self._resize_concurrent()
 
     def put_all(self, keys: Iterable[str]) -> None:
-        """``addAll``/``putAll`` into this map: :meth:`put` each in turn."""
+        """``addAll``/``putAll`` into this map: :meth:`put` each in turn (a ``HashMap``'s puts inlined: a leader
+        puts its 1,000 brokers into a fresh ``HashSet`` on every placement)."""
+        if self.kind != "hashmap":
+            for key in keys:
+                self.put(key)
+            return
+        entries = self._entries
+        n, seq, size = self._capacity, self._seq, len(entries)
         for key in keys:
-            self.put(key)
+            if key in entries:
+                continue
+            if n == 0:
+                n = self._first_capacity
+            entries[key] = (_cached_spread(key), seq)
+            seq += 1
+            size += 1
+            if size > (n * 3) // 4 and n < _MAX_CAPACITY:
+                n <<= 1
+        if seq != self._seq:
+            self._capacity, self._seq, self._order = n, seq, None
 
     def remove(self, key: str) -> None:
         """``map.remove(key)``; tables never shrink (as in Java)."""
@@ -179,9 +215,12 @@ class JavaHashMapOrder:
         if self._table is not None:
             return [key for bucket in self._table for _, key in bucket]
         if self._order is None:
+            # by bucket, ties in put order: the entries are in put order already (a key put again after its
+            # removal goes to the end with a new sequence number), so a stable sort by bucket alone
             mask = self._capacity - 1
-            entries = self._entries
-            self._order = sorted(entries, key=lambda k: ((entries[k][0] & mask), entries[k][1]))
+            keys = list(self._entries)
+            buckets = [h & mask for h, _ in self._entries.values()]
+            self._order = [keys[i] for i in sorted(range(len(keys)), key=buckets.__getitem__)]
         return list(self._order)
 
     def __iter__(self) -> Iterator[str]:
@@ -224,7 +263,7 @@ def _hashmap_order(keys: tuple[str, ...], empty: JavaHashMapOrder) -> tuple[str,
     n = empty._first_capacity
     while len(unique) > (n * 3) // 4 and n < _MAX_CAPACITY:
         n <<= 1
-    buckets = np.fromiter((_spread(k) & (n - 1) for k in unique), dtype=np.int64, count=len(unique))
+    buckets = _spreads(unique) & (n - 1)
     return tuple(unique[i] for i in np.argsort(buckets, kind="stable").tolist())
 
 
@@ -238,7 +277,7 @@ def _concurrent_order(keys: tuple[str, ...], empty: JavaHashMapOrder) -> tuple[s
     every shedding cycle whose bundles changed). Same puts, same thresholds, same transfer."""
     unique = list(dict.fromkeys(keys))
     m = len(unique)
-    spreads = np.fromiter((_spread(k) for k in unique), dtype=np.int64, count=m)
+    spreads = _spreads(unique)
     order = np.zeros(0, dtype=np.int64)  # node indices, in the table's iteration order
     n = empty._first_capacity
     size = 0

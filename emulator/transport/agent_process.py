@@ -257,7 +257,9 @@ def _build(ctx: zmq.Context, body: dict[str, Any], opts: AgentOptions) -> _Share
     worker = Worker(me, body["seed"], [specs[a] for a in wanted], body["run_dir"], body["segment_bytes"])
     worker.schedule_faults(faults.agent_faults(data.get("faults", []), list(specs)))
     owner = {name: w for w, names in enumerate(placement) for name in names}
-    loop = WindowLoop(worker, network_for(data, body["seed"], model), owner, me, len(placement), body["until"])
+    network = network_for(data, body["seed"], model)
+    worker.attach_network(network)
+    loop = WindowLoop(worker, network, owner, me, len(placement), body["until"])
     mesh = body["mesh"]
     curve = (bytes(mesh["public"]), bytes(mesh["secret"])) if mesh.get("public") else None
     refusals = Refusals(logging.getLogger("clusteremu.mesh"), f"worker {me}'s mesh inbox")

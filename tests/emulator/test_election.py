@@ -70,7 +70,8 @@ class Nimbus(Agent):
         self.elected: list[tuple[float, str]] = []
         self.lost: list[float] = []
         self.protocol = self.params["protocol"]
-        self.session = MetadataSession(self, self.protocol, timeout_s=3.0, op_timeout_s=2.0, on_lost=self._lost)
+        self.session = MetadataSession(self, self.protocol, timeout_s=3.0, op_timeout_s=2.0, on_lost=self._lost,
+                                       lease=self.params.get("lease", False))
         self.election = LeaderElection(self.session, PATH,
                                        on_elected=lambda prev: self.elected.append((self.now, prev)))
         self.spawn(self._boot())
@@ -92,16 +93,17 @@ class Nimbus(Agent):
 class Cluster:
     """Agents on one environment; every message arrives ``LATENCY`` after it is sent."""
 
-    def __init__(self, names, store=Store, protocol=PROTOCOL, store_params=None):
+    def __init__(self, names, store=Store, protocol=PROTOCOL, store_params=None, lease=False):
         self.env = simpy.Environment()
         self.outbox, self.events = [], []
         self.agents = {}
+        self.sent = []
         for name in names:
             if name == protocol.store:
                 self.agents[name] = store(name, AgentContext(self.env, 1, self.outbox, self.events, store_params or {}))
             else:
                 self.agents[name] = Nimbus(name, AgentContext(self.env, 1, self.outbox, self.events,
-                                                              {"protocol": protocol}))
+                                                              {"protocol": protocol, "lease": lease}))
         for a in self.agents.values():
             a.start()
         self.env.process(self._route())
@@ -111,6 +113,7 @@ class Cluster:
             yield self.env.timeout(LATENCY / 2)
             out, self.outbox[:] = list(self.outbox), []
             for msg in out:
+                self.sent.append(msg)
                 dst = self.agents[msg.dst]
                 self.env.timeout(LATENCY).callbacks.append(lambda _e, m=msg, d=dst: d.deliver(m))
 
@@ -151,3 +154,20 @@ def test_the_kernels_metadata_store_speaks_the_default_protocol():
     assert c.agents[other].election.is_leader and c.agents[other].elected[-1][1] == first
     kinds = [e[3] for e in c.events if e[1] == "zookeeper"]
     assert "store_session_expired" in kinds and "leader_vacant" in kinds
+
+
+def test_a_session_kept_by_a_lease_sends_no_ping_and_a_paused_leader_still_loses_it():
+    protocol = StoreProtocol("zookeeper")
+    c = Cluster(["zookeeper", "nimbus-1", "nimbus-2"], store=MetadataStore, protocol=protocol, lease=True,
+                store_params={"op_latency_s": 0.001, "tick_s": 1.0, "leader_paths": [PATH]})
+    c.env.run(until=60)
+    assert not [m for m in c.sent if m.kind == protocol.ping]  # a minute of sessions: not one ping
+    first = next(n for n in ("nimbus-1", "nimbus-2") if c.agents[n].election.is_leader)
+    other = "nimbus-2" if first == "nimbus-1" else "nimbus-1"
+    c.agents[first].stop_the_world(10.0)  # longer than the session timeout: the lease stops at its next keep-alive
+    c.env.run(until=90)
+    assert c.agents[other].election.is_leader and c.agents[other].elected[-1][1] == first
+    expired = [e for e in c.events if e[1] == "zookeeper" and e[3] == "store_session_expired"]
+    assert len(expired) == 1 and 60 + 3.0 - 1.0 <= expired[0][0] <= 60 + 3.0 + 1.0 + 1.0
+    assert c.agents[first].lost and 70 <= c.agents[first].lost[0] < 70.1  # its resuming keep-alive is told
+    assert c.agents[first].session.is_open and c.agents[first].election.leader == other

@@ -617,9 +617,9 @@ ROWS: tuple[Row, ...] = (
     # -- uniform scheme, jitter (负载抖动)
     Row("uj.unloads", _UJ, "uniform-jitter", "shedding unloads per hour in the last 10 min",
         "一直在unload bundle (> 0)", unloads_per_hour_in_window, bound=(">", 0.0), unit="/h",
-        why="the emulated jitter is 6 topics spread over several brokers' bundles (the workload switches whole "
-            "topics, not their consumers), so the swing moves most brokers together and the max/min crosses 1.5 "
-            "only where the jitter bundles sit unevenly; the article's one testTxn topic swung one broker"),
+        why="a seed can reach a placement where the jitter topic's swing keeps the msg-rate max/min under 1.5 "
+            "(UniformLoadShedder's threshold) and then has nothing to move: one of seeds 1–10 stops unloading at "
+            "19 min; the others keep unloading to the end, as the article's cluster did"),
     # -- AvgShedder (平均卸载器方案 / 效果对比)
     Row("ah.rounds", _AH, "avgshedder-homogeneous", "shedding rounds (cycles that unloaded)", "只需触发这一次 (1)",
         acting_cycles, 1.0, tol=0.0, unit="rounds",

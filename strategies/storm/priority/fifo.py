@@ -19,6 +19,8 @@ __all__ = ["FIFOSchedulingPriorityStrategy", "FIFOSimulatedUser"]
 class FIFOSimulatedUser(SimulatedUser):
     """``FIFOSimulatedUser``: the score falls back to the youngest uptime when not under guarantee."""
 
+    pure_score = False  # the fallback re-sorts the user's topologies: a second call may score another one
+
     def score(self, available: Available) -> float:
         orig = self.score_of(available, self.next_highest())
         if orig < 0:

@@ -47,6 +47,10 @@ class Available:
 class SimulatedUser:
     """Storm's ``SimulatedUser``: one user's remaining topologies and what the simulation gave them so far."""
 
+    #: whether ``score`` is a pure function of the user's state and the capacity left (then the comparator is a
+    #: consistent order and the sort can compute each score once; FIFO's score re-sorts as a side effect)
+    pure_score = True
+
     def __init__(self, user: str, guarantee: UserGuarantee, topologies: list[TopologyDemand]) -> None:
         self.id = user
         self.guaranteed_cpu = guarantee.cpu
@@ -104,14 +108,21 @@ class DefaultSchedulingPriorityStrategy:
         picks: list[PriorityPick] = []
         while users:
             seen: dict[str, float] = {}
+            if len(users) < 2:
+                pass  # Java's sort compares nothing
+            elif all(u.pure_score for u in users):
+                # A consistent comparator: any stable sort gives the stable order Java's TimSort gives, and every
+                # element takes part in at least one of its comparisons (so every score is "seen").
+                seen = {u.id: u.score(available) for u in users}
+                users.sort(key=lambda u: double_compare_key(seen[u.id]))
+            else:
+                def compare(a: SimulatedUser, b: SimulatedUser) -> int:
+                    # every comparison recomputes both scores, as Storm's comparator does (FIFO's side effects)
+                    sa, sb = a.score(available), b.score(available)
+                    seen[a.id], seen[b.id] = sa, sb
+                    return java_double_compare(sa, sb)
 
-            def compare(a: SimulatedUser, b: SimulatedUser) -> int:
-                # every comparison recomputes both scores, as Storm's comparator does (FIFO's have side effects)
-                sa, sb = a.score(available), b.score(available)
-                seen[a.id], seen[b.id] = sa, sb
-                return java_double_compare(sa, sb)
-
-            java_list_sort(users, compare)
+                java_list_sort(users, compare)
             first = users[0]
             if first.next_highest() is None:
                 users.pop(0)

@@ -41,3 +41,12 @@ def test_task_rates_are_numpys_sums_to_the_bit(count):
         size = np.array([t.msg_bytes for t in wl.tasks])
         expected = (float(rin.sum()), float(rout.sum()), float((rin * size).sum()), float((rout * size).sum()))
         assert wl.task_rates(per_task, 0.0) == expected
+
+
+def test_clients_of_many_topics_is_client_of_each_in_their_order():
+    from clusteremu.agents.pulsar.workload import client_of, clients_of
+
+    clients = ["client-0", "client-1", "client-2"]
+    topics = [7, 0, 5, 3, 11]
+    assert clients_of(topics, clients) == {t: client_of(t, clients) for t in topics}
+    assert list(clients_of(topics, clients)) == topics

@@ -158,3 +158,35 @@ def test_a_supervisor_silent_past_the_timeout_but_not_its_session_comes_back_as_
     killed = [e for e in tr.select("worker_killed") if e.agent == "supervisor-6"]
     assert killed and all(e.t >= 475.0 for e in killed)
     assert_never(tr, "supervisor_registered", where=lambda e: e.cause == "session_expired")
+
+
+PARTITION = ('faults=[{kind="partition", at=300.0, duration_s=40.0, between=[["supervisor-2"], ["zookeeper"]], '
+             'label="supervisor-2 cut off from ZooKeeper"}]')
+
+
+def test_a_supervisor_cut_off_from_zookeeper_past_its_session_is_dead_then_registers_again(storm_run):
+    # its heartbeats and session pings stop reaching ZooKeeper at 300 s: the session expires 20 s after the last
+    # one that got through (storm.zookeeper.session.timeout), at a 2 s tick; Nimbus sees the node gone at its next
+    # round; when the partition ends the supervisor's next keep-alive learns of the expiry and it registers again
+    tr = storm_run("storm-steady-multi-user", PARTITION, "scenario.duration_s=420")
+    expired = tr.first("store_session_expired", where=lambda e: e.owner == "supervisor-2")
+    assert expired is not None and 300.0 + 20.0 - 5.0 <= expired.t <= 300.0 + 20.0 + 2.0
+    dead = tr.first("supervisor_dead", where=lambda e: e.supervisor == "supervisor-2")
+    assert dead.cause == "node_deleted" and expired.t <= dead.t <= expired.t + 10.5
+    again = tr.first("supervisor_registered", where=lambda e: e.agent == "supervisor-2" and e.t > 300.0)
+    assert again.cause == "session_expired" and 340.0 <= again.t <= 340.0 + 20.0 / 3.0 + 0.1
+    back = tr.first("supervisor_alive", where=lambda e: e.supervisor == "supervisor-2" and e.t > dead.t)
+    assert back is not None and back.t <= again.t + 10.5
+    # the keep-alives that the partition lost are real messages, dropped by the network while it lasts only
+    lost = [e for e in tr.select("message_dropped") if e.src == "supervisor-2"]
+    assert lost and all(300.0 <= e.t < 340.0 for e in lost)
+
+
+def test_keep_alives_lost_at_random_for_a_while_do_not_expire_a_supervisor(storm_run):
+    drop = ('faults=[{kind="drop", at=300.0, duration_s=60.0, probability=0.3, between=[["supervisor-*"], '
+            '["zookeeper"]], label="a lossy switch"}]')
+    tr = storm_run("storm-steady-multi-user", drop, "scenario.duration_s=420")
+    lost = list(tr.select("message_dropped"))
+    assert lost and all(300.0 <= e.t < 360.0 for e in lost)
+    assert_never(tr, "store_session_expired")
+    assert_never(tr, "supervisor_dead")

@@ -21,8 +21,10 @@ def start_long_run(tmp_path, *extra: str):
     out = tmp_path / "run"
     proc = clusteremu(*LONG, "--out", str(out), *extra)
     kids = workers_of(proc, 2)
-    # wait until the windows are running: both workers built their agents and the coordinator wrote events
-    wait_for(lambda: len(list((out / "events").glob("w00*-00000.seg"))) == 2, 30, "the workers' segments")
+    # wait until the windows are running: both workers built their agents and flushed events past their segment's
+    # header (a segment that exists may still be only its header: killed then, no worker has an event on disk)
+    wait_for(lambda: [f.stat().st_size > 100 for f in (out / "events").glob("w00*-00000.seg")] == [True, True], 30,
+             "the workers' first events on disk")
     wait_for(lambda: (out / "events" / "net-00000.seg").exists(), 30, "the coordinator's segment")
     return proc, kids, out
 

@@ -55,19 +55,30 @@ def test_canonical_name():
 
 
 def _reference_fold(bundles, last_stats):
-    """The plain object-by-object updateBundleData the array history must match to the bit."""
+    """The plain object-by-object updateBundleData the array history must match to the bit; returns each
+    broker's timeAverageData, reset over its lastStats keys (ConcurrentHashMap order) right after its folds."""
     from clusteremu.base.java import java_order
-    from clusteremu.strategies.pulsar.load_data import BundleData
+    from clusteremu.strategies.pulsar.load_data import BundleData, TimeAverageBrokerData
 
-    active = set()
+    active, averages = set(), {}
     for broker in java_order(last_stats, "concurrent"):
         for bundle, st in last_stats[broker].items():
             active.add(bundle)
             if bundle not in bundles:
                 bundles[bundle] = BundleData.with_default_stats()
             bundles[bundle].update(st)
+        averages[broker] = TimeAverageBrokerData()
+        averages[broker].reset(java_order(last_stats[broker], "concurrent"), bundles)
     for bundle in [b for b in bundles if b not in active]:
         del bundles[bundle]
+    return averages
+
+
+def _bits(averages):
+    """{broker: the 8 sums as hex}: equal only if equal to the bit."""
+    import dataclasses
+
+    return {b: [x.hex() for x in dataclasses.astuple(a)] for b, a in averages.items()}
 
 
 def test_array_history_matches_the_object_fold_to_the_bit_through_moves_splits_and_shared_bundles():
@@ -100,11 +111,13 @@ def test_array_history_matches_the_object_fold_to_the_bit_through_moves_splits_a
             other = sorted(given)[0]
             given[other] = {**given[other], shared: NamespaceBundleStats(1.0, 2.0, 3.0, 4.0, topics=7)}
         history.update_all_stats(given)
-        _reference_fold(reference, given)
+        averages = _reference_fold(reference, given)
         got = history.bundles
         assert list(got) == list(reference), step
         for b, data in reference.items():
             assert got[b] == data, (step, b)
+        if step % 7 == 0:  # asked now and then: the sums are made on demand, for the last fold
+            assert _bits(history.time_average_data()) == _bits(averages), step
 
 
 def test_array_history_matches_the_object_fold_past_both_sample_caps():
@@ -186,7 +199,8 @@ def test_brokers_joining_and_taking_bundles_fold_as_the_object_fold(told):
             joined[broker] = stats(bundles)
         for round_ in range(3):
             history.update_all_stats(joined, changed=((broker,) if round_ == 0 else ()) if told else None)
-            _reference_fold(reference, dict(joined))
+            averages = _reference_fold(reference, dict(joined))
+            assert _bits(history.time_average_data()) == _bits(averages), (broker, bundles)
             assert history.bundles == reference and list(history.bundles) == list(reference), (broker, bundles)
     assert history.bundles["ns/c"].long_term_data.num_samples == 3 * 6 + 3 * 2 + 3 * 3  # once, twice, once a round
 
@@ -253,3 +267,164 @@ def test_capped_folds_block_by_block_and_a_slot_taken_again_match_the_object_fol
         if step in (999, 1000, 1001, 1002, 1003, 1029):
             assert history.bundles == reference, step
     assert history.bundles["ns/0xffff0000_0xffff0001"].long_term_data.num_samples == 28
+
+
+def test_settled_bundles_are_skipped_until_their_sample_changes_or_a_second_sample_comes(monkeypatch):
+    # With a bundle's sample unchanged, its capped averages reach values that a fold leaves as they are, bit for
+    # bit: the history then skips them. A changed sample, a second sample in one round (a handover) and a bundle
+    # taken again must bring them back, and every step must still match the object fold to the bit.
+    import numpy as np
+
+    from clusteremu.strategies.pulsar import bundle_history
+    from clusteremu.strategies.pulsar.load_data import NamespaceBundleStats
+
+    monkeypatch.setattr(bundle_history, "_BLOCK", 4)
+    rng = np.random.default_rng(11)
+    owner = {f"ns/0x{i:08x}_0x{i + 1:08x}": f"broker-{i % 3}" for i in range(12)}
+    sample = {b: NamespaceBundleStats(*(float(x) for x in rng.random(4) * 1e4), topics=3) for b in owner}
+    history, reference = pulsar.BundleHistory(), {}
+    folded = []
+    fold_values = bundle_history._fold_values
+
+    def counting(val, *args, **kwargs):
+        folded.append(val.shape[1])
+        return fold_values(val, *args, **kwargs)
+
+    monkeypatch.setattr(bundle_history, "_fold_values", counting)
+    moved = "ns/0x00000005_0x00000006"
+    for step in range(1160):
+        if step == 1100:  # one bundle's rates change
+            sample["ns/0x00000001_0x00000002"] = NamespaceBundleStats(1.0, 2.0, 3.0, 4.0, topics=3)
+        given = {br: {b: sample[b] for b, o in owner.items() if o == br} for br in sorted(set(owner.values()))}
+        if step == 1120:  # a handover: the new owner reports the bundle while the old one still does
+            given["broker-0"] = {**given["broker-0"], moved: NamespaceBundleStats(9.0, 9.0, 9.0, 9.0, topics=1)}
+        if step == 1140:  # the bundle leaves every report for a round, then comes back with no history
+            del given["broker-2"][moved]
+        folded.clear()
+        history.update_all_stats(given)
+        _reference_fold(reference, given)
+        if step == 1099:
+            assert folded == [], "settled bundles are folded again"
+        if step in (1099, 1100, 1101, 1120, 1121, 1122, 1140, 1141, 1159):
+            assert history.bundles == reference, step
+    assert history.bundles[moved].long_term_data.num_samples == 19
+
+
+def test_slots_still_folded_are_moved_together_and_nothing_else_changes(monkeypatch):
+    # A third of the bundles change rates after their averages settled (a namespace whose task starts late): their
+    # long-term averages keep moving, spread over every block, so the history moves their slots together. Values,
+    # sample counts, topics and the order bundles were first seen must stay the object fold's, through a handover
+    # and a bundle that leaves and comes back after the move; brokers whose report did not change are given the
+    # same mapping again, as the leader gives them.
+    import numpy as np
+
+    from clusteremu.strategies.pulsar import bundle_history
+    from clusteremu.strategies.pulsar.load_data import NamespaceBundleStats
+
+    monkeypatch.setattr(bundle_history, "_BLOCK", 4)
+    monkeypatch.setattr(bundle_history, "_COMPACT_EVERY", 8)
+    rng = np.random.default_rng(12)
+    names = [f"ns/0x{i:08x}_0x{i + 1:08x}" for i in range(40)]
+    owner = {b: f"broker-{i % 4}" for i, b in enumerate(names)}
+    sample = {b: NamespaceBundleStats(*(float(x) for x in rng.random(4) * 1e4), topics=i) for i, b in enumerate(names)}
+
+    def report(broker):
+        return {b: sample[b] for b, o in owner.items() if o == broker}
+
+    given = {br: report(br) for br in sorted(set(owner.values()))}
+    history, reference = pulsar.BundleHistory(), {}
+    slots_before = None
+    for step in range(1130):
+        if step == 1070:  # some bundles change rates: their long-term averages move from now on; one bundle leaves
+            for b in names[::7]:
+                sample[b] = NamespaceBundleStats(*(float(x) for x in rng.random(4) * 1e4), topics=100 + len(b))
+            given = {br: report(br) for br in given}
+            given["broker-2"] = {b: st for b, st in given["broker-2"].items() if b != names[38]}
+            slots_before = {b: s for b, s in history._slot.items() if b != names[38]}
+        if step == 1100:  # ... and comes back (into a slot freed before the slots were moved)
+            given["broker-2"] = report("broker-2")
+        if step == 1105:  # after the move, another bundle leaves for a round
+            given["broker-1"] = {b: st for b, st in given["broker-1"].items() if b != names[37]}
+        if step == 1106:
+            given["broker-1"] = report("broker-1")
+        if step == 1110:  # a handover: broker-0 also reports a bundle of broker-1 for one round
+            given["broker-0"] = {**given["broker-0"], names[5]: NamespaceBundleStats(7.0, 7.0, 7.0, 7.0, topics=1)}
+        if step == 1111:
+            given["broker-0"] = report("broker-0")
+        history.update_all_stats(given)
+        _reference_fold(reference, given)
+        if step in (1069, 1070, 1080, 1090, 1099, 1100, 1101, 1105, 1106, 1110, 1111, 1129):
+            assert list(history.bundles) == list(reference) and history.bundles == reference, step
+        if step == 1099:
+            assert {b: s for b, s in history._slot.items() if b in slots_before} != slots_before, "no slot moved"
+
+
+def test_brokers_time_averages_are_resets_over_their_reports_in_java_order_to_the_bit():
+    # Random histories over 60 brokers with up to 40 bundles each, the reports' keys in random orders (the sums
+    # run in each lastStats' ConcurrentHashMap order, so the order given changes the rounding), bundles moving,
+    # some reported twice (the first reporter sums before the second one's fold), and a bundle forgotten after a
+    # fold (the sums stay as that fold left them, as Pulsar's brokerData does).
+    import numpy as np
+
+    from clusteremu.strategies.pulsar.load_data import NamespaceBundleStats
+
+    rng = np.random.default_rng(11)
+    names = [f"ns-{i % 7}/0x{i:08x}_0x{i + 1:08x}" for i in range(900)]
+    brokers = [f"10.0.{i}.1:8080" for i in range(60)]
+    owner = {b: brokers[int(rng.integers(len(brokers)))] for b in names if rng.random() < 0.9}
+
+    def sample():
+        return NamespaceBundleStats(*(float(x) for x in rng.random(4) * 10.0 ** rng.integers(-3, 7)),
+                                    topics=int(rng.integers(1, 9)))
+
+    stats = {}
+    history, reference = pulsar.BundleHistory(), {}
+    for step in range(40):
+        for b in rng.choice(list(owner), size=20, replace=False).tolist():
+            owner[b] = brokers[int(rng.integers(len(brokers)))]
+        for broker in brokers:
+            if broker not in stats or rng.random() < 0.3:
+                mine = [b for b, o in owner.items() if o == broker]
+                stats[broker] = {b: sample() for b in rng.permutation(mine).tolist()}
+        given = {b: stats[b] for b in rng.permutation(brokers).tolist()}
+        if step % 4 == 3:  # hand-overs: a few bundles in two reports
+            for b in rng.choice(list(owner), size=5, replace=False).tolist():
+                other = brokers[int(rng.integers(len(brokers)))]
+                if other != owner[b]:
+                    given[other] = {**given[other], b: sample()}
+        history.update_all_stats(given)
+        averages = _reference_fold(reference, given)
+        if step % 10 == 9:  # before the sums are asked for
+            gone = next(iter(given[brokers[0]]), names[0])  # a split: its history starts again at the next fold
+            history.forget(gone)
+            reference.pop(gone, None)
+        assert _bits(history.time_average_data()) == _bits(averages), step
+    assert any(a.long_term_msg_rate_in != 0.0 for a in history.time_average_data().values())
+
+
+def test_a_bundle_taking_a_forgotten_bundles_slot_is_summed_in_its_own_java_order():
+    # A broker reports 1e16 msg/s in one bundle and 1 msg/s in two others: the sum is 1e16 + 2 if the big one
+    # comes last in the ConcurrentHashMap order and 1e16 if it comes first (each 1 is lost). The big bundle is
+    # split (forgotten) and its child, reported in its place, comes in the other position.
+    from clusteremu.base.java import java_order
+    from clusteremu.strategies.pulsar.load_data import NamespaceBundleStats
+
+    small = ["t/ns/0x10000000_0x20000000", "t/ns/0x20000000_0x30000000"]
+
+    def position(bundle):
+        return java_order([bundle, *small], "concurrent").index(bundle)
+
+    children = (f"t/ns/0x{i:08x}_0x{i + 1:08x}" for i in range(0x30000000, 0x30001000))
+    first = next(b for b in children if position(b) == 0)
+    last = next(b for b in children if position(b) == 2)
+
+    def reported(big):
+        return {"b1": {big: NamespaceBundleStats(msg_rate_in=1e16),
+                       **{b: NamespaceBundleStats(msg_rate_in=1.0) for b in small}}}
+
+    history = pulsar.BundleHistory()
+    history.update_all_stats(reported(first))
+    assert history.time_average_data()["b1"].long_term_msg_rate_in == 1e16
+    history.forget(first)
+    history.update_all_stats(reported(last))
+    assert history.time_average_data()["b1"].long_term_msg_rate_in == 1e16 + 2

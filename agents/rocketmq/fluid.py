@@ -1,0 +1,221 @@
+"""A consumer's consumption in closed form: each held queue's consume offset as a piecewise-linear function of
+virtual time, evaluated only when something reads it or changes it, instead of a pull and a consume step every
+``consume_tick_s`` (``workload.consumption = "closed_form"``).
+
+Components: :class:`ClosedFormConsumption` (the held queues' supply and the consumer's capacity; :meth:`settle`
+brings every offset to a time) and :class:`Held` (what it reads and writes of a held queue).
+
+The fluid is the pull model's in the limit of a zero step: a queue's broker appends ``rate`` messages a second
+from its start (its max offset is ``rate × (t - since)``); the consumer consumes up to its capacity, shared equally
+among its queues with a backlog while the queues without one take only what arrives (the water-filling of
+:func:`clusteremu.agents.rocketmq.rebalance.share`, continuously). Between two changes (a queue taken or dropped,
+a capacity change, a stop-the-world pause starting or ending) every backlogged queue drains at the same rate, so
+the breakpoints (a backlog reaching zero) come in the order of the backlogs. Nothing is consumed while the
+consumer is paused; the backlogs grow meanwhile.
+
+Nothing is computed per queue until a queue is read: a take, a drop or a breakpoint costs O(log n), not O(n),
+which matters in a rebalance storm where a consumer holds a topic's 1,280 queues and takes or drops them one at
+a time. Two regimes, each with one accumulator for all the queues: with less capacity than arrives (``capacity <
+n × rate``) every queue consumes ``capacity / n`` a second (``_W``: what each consumed since its anchor); with
+enough, a queue without backlog sits at its max offset and the backlogged ones drain by the same amount (``_D``:
+drained since the regime began; a queue's backlog empties when ``_D`` reaches its threshold, kept in a heap).
+"""
+from __future__ import annotations
+
+import heapq
+from typing import Protocol
+
+__all__ = ["ClosedFormConsumption", "Held"]
+
+#: backlogs below this many messages count as caught up (float rounding of top - offset)
+EPS = 1e-9
+
+
+class Held(Protocol):
+    """What the fluid needs of a held queue (the consumer's ``_ProcessQueue``)."""
+
+    offset: float
+    max: float
+    ranges: list[list[float]]  # [from, to) consumed since the last report, merged when contiguous
+
+
+class _Entry:
+    """A held queue and its lazy state: ``anchor`` is ``_W`` at its last reading (fewer-capacity regime), or its
+    backlog's threshold on ``_D`` (None: no backlog) in the enough-capacity regime."""
+
+    __slots__ = ("pq", "since", "anchor")
+
+    def __init__(self, pq: Held, since: float) -> None:
+        self.pq = pq
+        self.since = since
+        self.anchor: float | None = None
+
+
+class ClosedFormConsumption:
+    """The consume offsets of one consumer's held queues as functions of time. Every queue of one consumer is
+    fed at the same ``rate`` (the model's ``workload.rate_per_queue``); a queue with another rate is refused."""
+
+    def __init__(self, capacity: float, now: float) -> None:
+        self.capacity = float(capacity)
+        self.t = float(now)  # the accumulators are advanced up to here
+        self.paused = False
+        self.rate: float | None = None
+        self._queues: dict[str, _Entry] = {}
+        self._short = False  # the regime: capacity < n × rate
+        self._W = 0.0  # short: what every queue consumed since the regime began
+        self._D = 0.0  # enough: what every backlogged queue drained since the regime began
+        self._heap: list[tuple[float, str]] = []  # enough: (threshold on _D, queue), stale entries skipped
+        self._backlogged = 0
+
+    def __len__(self) -> int:
+        return len(self._queues)
+
+    def top(self, key: str, t: float) -> float:
+        """The max offset of ``key`` at ``t``."""
+        assert self.rate is not None
+        return self.rate * (t - self._queues[key].since)
+
+    # -- changes -----------------------------------------------------------------------------------------
+    def add(self, key: str, pq: Held, rate: float, since: float, now: float) -> None:
+        """Start consuming ``key`` from ``pq.offset`` at ``now``; its broker appends ``rate`` msg/s since
+        ``since`` (a queue is taken from a broker that has started: ``since <= now``)."""
+        if since > now:
+            raise ValueError(f"queue {key}: its broker starts at {since}, after {now}")
+        if self.rate is not None and self._queues and float(rate) != self.rate:
+            raise ValueError(f"queue {key}: rate {rate} msg/s differs from the consumer's other queues' {self.rate}")
+        self._advance(now)
+        if not self._queues:
+            self.rate = float(rate)
+        e = self._queues[key] = _Entry(pq, float(since))
+        if self._regime_changed():
+            self._rebuild(now, read=[x for k, x in self._queues.items() if k != key])
+        elif not self.paused:
+            self._enter(key, e, now)
+
+    def remove(self, key: str, now: float) -> None:
+        """Stop consuming ``key`` (its offset settled at ``now`` first)."""
+        e = self._queues.get(key)
+        if e is None:
+            return
+        self._advance(now)
+        self._read(e, now)
+        del self._queues[key]
+        if not self.paused and not self._short and e.anchor is not None:
+            self._backlogged -= 1  # its heap entry is stale now
+        if self._regime_changed():
+            self._rebuild(now, read=list(self._queues.values()))
+
+    def set_capacity(self, capacity: float, now: float) -> None:
+        self.settle(now)
+        self.capacity = float(capacity)
+        self._rebuild(now, read=[])
+
+    def pause(self, now: float) -> None:
+        """A stop-the-world pause begins: consumption up to ``now`` happened, none until :meth:`resume`."""
+        self.settle(now)
+        self.paused = True
+
+    def resume(self, now: float) -> None:
+        self.t = max(self.t, now)
+        self.paused = False
+        self._rebuild(now, read=[])
+
+    def settle(self, now: float) -> None:
+        """Bring every held queue's offset (and the ranges it consumed) to ``now``."""
+        self._advance(now)
+        for e in self._queues.values():
+            self._read(e, now)
+
+    # -- the closed form ---------------------------------------------------------------------------------
+    def _regime_changed(self) -> bool:
+        if self.paused:
+            return False
+        short = self.rate is not None and self.capacity < len(self._queues) * self.rate
+        return short != self._short
+
+    def _rebuild(self, now: float, read: list[_Entry]) -> None:
+        """Read ``read`` at ``now`` (the others are read already), then start the regime of the queues now held."""
+        for e in read:
+            self._read(e, now)
+        if self.paused:
+            return
+        self._short = self.rate is not None and self.capacity < len(self._queues) * self.rate
+        self._W = self._D = 0.0
+        self._heap = []
+        self._backlogged = 0
+        for key, e in self._queues.items():
+            self._enter(key, e, now)
+
+    def _enter(self, key: str, e: _Entry, now: float) -> None:
+        """Put ``e`` (read at ``now``) in the current regime."""
+        if self._short:
+            e.anchor = self._W
+            return
+        backlog = self.rate * (now - e.since) - e.pq.offset
+        if backlog > EPS:
+            e.anchor = self._D + backlog
+            heapq.heappush(self._heap, (e.anchor, key))
+            self._backlogged += 1
+        else:
+            e.anchor = None
+
+    def _advance(self, now: float) -> None:
+        """Advance the regime's accumulator to ``now``, through the breakpoints on the way."""
+        t = self.t
+        if now <= t:
+            return
+        self.t = now
+        n = len(self._queues)
+        if self.paused or n == 0:
+            return
+        cap, lam = self.capacity, self.rate
+        if self._short:
+            self._W += cap / n * (now - t)
+            return
+        heap, queues = self._heap, self._queues
+        while self._backlogged:
+            speed = (cap - (n - self._backlogged) * lam) / self._backlogged - lam
+            if speed <= 0:
+                return
+            while heap and (heap[0][1] not in queues or queues[heap[0][1]].anchor != heap[0][0]):
+                heapq.heappop(heap)  # a dropped queue's, or one re-entered since
+            threshold = heap[0][0]
+            t_empty = t + (threshold - self._D) / speed
+            if t_empty > now:
+                self._D += speed * (now - t)
+                return
+            self._D, t = max(self._D, threshold), t_empty
+            # every queue whose backlog is used up sits at its max offset from here on
+            while heap and heap[0][0] <= self._D + EPS:
+                theta, key = heapq.heappop(heap)
+                e = queues.get(key)
+                if e is not None and e.anchor == theta:
+                    e.anchor = None
+                    self._backlogged -= 1
+
+    def _read(self, e: _Entry, now: float) -> None:
+        """Write ``e``'s consumption up to ``now`` (the accumulators advanced there) into its process queue."""
+        if self.paused:
+            return
+        top = self.rate * (now - e.since)
+        if self._short:
+            to = e.pq.offset + (self._W - e.anchor)
+            e.anchor = self._W
+        elif e.anchor is None:
+            to = top
+        else:
+            to = top - (e.anchor - self._D)
+        _consumed(e.pq, to, top)
+
+
+def _consumed(pq: Held, to: float, top: float) -> None:
+    """``pq`` consumed [its offset, ``to``) (merged with its last range when contiguous) and saw ``top``."""
+    a = pq.offset
+    if to > a:
+        r = pq.ranges
+        if r and r[-1][1] == a:
+            r[-1][1] = to
+        else:
+            r.append([a, to])
+        pq.offset = to
+    pq.max = top

@@ -1,0 +1,554 @@
+"""Leases: a periodic keep-alive, or a periodic read, declared once instead of sent every period.
+
+A client that keeps contact with a server every ``period_s`` (a ZooKeeper session's pings, a heartbeat that only
+says "still alive") costs the real system one request and one reply per period; emulated one by one, 500 clients
+are most of a run. A lease keeps the *effect* of those messages exact at every virtual time while sending none of
+them in steady state:
+
+* the client declares once, with one real message (a *beat*), that it keeps contact every ``period_s`` from an
+  anchor time; from then on the server knows in closed form when the last keep-alive reached it:
+  ``anchor + k·period`` for the largest such time not after now (:meth:`LeaseTable.last`);
+* whatever would stop the real keep-alives stops the lease at the same virtual time: the client's kernel side
+  watches for it and sends the server a *stop notice* carrying the last keep-alive that got through;
+* when keep-alives resume, a real beat re-anchors the lease.
+
+Components:
+
+* :data:`LEASE_BEAT`, :data:`LEASE_NOTICE` (client → server), :data:`LEASE_ACK`, :data:`LEASE_DATA`,
+  :data:`LEASE_LOST` (server → client): the message kinds. The two notices are the kernel's bookkeeping, not an
+  agent's action (:meth:`~.agent.Agent.send_notice`): sent even while the agent is paused or down, delivered
+  after the link's *minimum* latency whatever the network's conditions (:data:`~.network.NOTICE_KINDS`).
+* :class:`Lease`: the client side, one per (client, key); the forms :data:`KEEPALIVE` and :data:`POLL`.
+* :class:`LeaseTable`: the server side, a table the server agent holds (the kernel's
+  :class:`~.metadata_store.MetadataStore` does); :func:`cancel_scope` ends a client's leases of one scope.
+
+What stops a lease, and when (``g`` is the first keep-alive time the real client would miss):
+
+* a stop-the-world pause of the client (the gate's close listener): at ``g``, if the pause still holds, the
+  notice says the last keep-alive was ``g - period``; when the pause ends a real beat re-anchors at that time
+  (the real client's overdue timer fires then too). A pause that ends before ``g`` costs nothing.
+* a crash or stop of the client: at once, the notice also ends the lease.
+* a network condition (partition, drop, delay) on the client → server link (:meth:`~.network.NetworkModel.
+  condition_windows`): at the first keep-alive time inside the condition the notice stops the closed form, and
+  while the condition lasts every period's keep-alive is a *real* beat, routed by the network model like any
+  message — so a partition loses it, a drop loses it with the condition's probability (the sender's own network
+  stream draws, as it would for the real keep-alive), a delay delays it. The lease evaluates nothing itself:
+  events happen only while a fault is on, none in steady state. The first keep-alive time after the conditions
+  end sends a real beat that puts the lease back in closed form.
+* a crash of the *server*: its kernel side tells every client (:data:`LEASE_LOST`), whose keep-alives are real
+  beats from then on until the server answers one (after a restart it answers "expired" for a scope it no longer
+  knows, as a restarted ZooKeeper answers a session it lost).
+
+Why a notice is always in time: it is sent at ``g`` (or the crash) and arrives ``L`` later (the link's minimum
+latency, milliseconds), whereas any decision that depends on the missing keep-alive — a session expiry, a
+heartbeat timeout — needs at least a whole timeout (seconds, longer than the period) without contact after
+``g - period``. A notice is also always ahead of the real beat that follows it (sent later, no faster).
+
+The :data:`POLL` form is a periodic read whose reply matters only when the data changed: the server, when the
+target changes, delivers the new data (:data:`LEASE_DATA`) at the client's next poll time (the first
+``anchor + k·period`` not before the change), unless the lease is stopped by then; a real beat of a poll lease
+(start, resume, or a poll during a condition) is answered with the data, as the real read would be. A delivery
+names the anchor it was computed on: one that reaches a client whose lease stopped or re-anchored since (its stop
+notice crossed the delivery) is dropped, the real beat that re-anchored it having answered already.
+
+Accuracy: the server counts a keep-alive at its send time, on a grid that does not drift; a real client's pings
+drift by their round trip each cycle and count when they arrive. A decision taken on the lease's last contact
+(e.g. ZooKeeper's expiry, checked every tick) therefore differs from the one-by-one model by at most one period
+plus one check interval; a pause that ends before the timeout never stops a session under either model, one
+longer than the timeout plus a period always does.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+from .agent import Agent
+from .messages import Message
+from .network import NOTICE_KINDS
+
+__all__ = ["KEEPALIVE", "LEASE_ACK", "LEASE_BEAT", "LEASE_DATA", "LEASE_LOST", "LEASE_NOTICE", "POLL", "Lease",
+           "LeaseTable", "cancel_scope"]
+
+LEASE_BEAT = "lease_beat"
+LEASE_NOTICE = "lease_notice"
+LEASE_ACK = "lease_ack"
+LEASE_DATA = "lease_data"
+LEASE_LOST = "lease_lost"
+
+assert {LEASE_NOTICE, LEASE_LOST} <= NOTICE_KINDS  # the network delivers them as notices
+
+#: a lease whose keep-alives are contact (the server answers "when did it last reach me")
+KEEPALIVE = "keepalive"
+#: a lease whose keep-alives are reads of ``target`` (the server delivers the data when it changed)
+POLL = "poll"
+
+_EPS = 1e-9  # slack of the grid arithmetic: a time computed as anchor + k·period is on the grid
+
+
+def _k_at_or_after(anchor: float, period: float, t: float) -> int:
+    return max(0, math.ceil((t - anchor) / period - _EPS))
+
+
+def _next_k(anchor: float, period: float, t: float) -> int:
+    """The first keep-alive at or after ``t`` that is not the anchor's own (a real beat, sent already): so a
+    notice always leaves at least a period after the beat it follows, and cannot overtake it."""
+    return max(1, _k_at_or_after(anchor, period, t))
+
+
+def _k_at_or_before(anchor: float, period: float, t: float) -> int:
+    return math.floor((t - anchor) / period + _EPS)
+
+
+# -- the client side ------------------------------------------------------------------------------------------
+def _clients(agent: Agent) -> dict[str, "Lease"]:
+    """The agent's leases by key; the first call registers the lease replies' handlers on the agent."""
+    leases = agent.__dict__.get("_leases")
+    if leases is None:
+        leases = agent.__dict__["_leases"] = {}
+
+        def route(msg: Message) -> None:
+            lease = leases.get(msg.body["lease"])
+            if lease is not None and lease.server == msg.src:
+                lease._on_server(msg)
+
+        for kind in (LEASE_ACK, LEASE_DATA, LEASE_LOST):
+            agent.handle_kind(kind, route)
+    return leases
+
+
+def cancel_scope(agent: Agent, scope: str) -> None:
+    """End, without a message, every lease of ``agent`` in ``scope`` (the server ended the scope already, e.g.
+    the session expired or was closed)."""
+    for lease in [l for l in _clients(agent).values() if l.scope == scope]:
+        lease.cancel()
+
+
+class Lease:
+    """The client side of one lease (see the module docstring).
+
+    ``server`` is the server agent, ``key`` names the lease among the client's (unique per client), ``scope`` an
+    optional grouping the server understands (the kernel's store: a session id; the lease ends with it),
+    ``target`` and ``field`` what the lease refers to on the server (a :data:`POLL` lease reads ``target``; a
+    :data:`KEEPALIVE` lease with a ``field`` keeps that field of ``target`` at its last keep-alive time).
+    ``on_reply(body)`` gets the server's answers: :data:`LEASE_ACK` bodies (``{"ok": True}`` or
+    ``{"expired": True}``, after which the lease is over) and :data:`LEASE_DATA` bodies (``{"data": ...}``).
+    The lease belongs to one run of the client agent (a crash ends it).
+    """
+
+    def __init__(self, agent: Agent, server: str, key: str, period_s: float, *, form: str = KEEPALIVE,
+                 scope: str | None = None, target: str | None = None, field: str | None = None,
+                 on_reply: Callable[[dict[str, Any]], None] | None = None) -> None:
+        if not period_s > 0:
+            raise ValueError(f"a lease needs a period > 0, got {period_s}")
+        if form not in (KEEPALIVE, POLL):
+            raise ValueError(f"unknown lease form {form!r}")
+        self.agent = agent
+        self.server = server
+        self.key = key
+        self.period_s = float(period_s)
+        self.form = form
+        self.scope = scope
+        self.target = target
+        self.field = field
+        self.on_reply = on_reply
+        #: ``new``, ``closed`` (the server computes the keep-alives), ``explicit`` (every keep-alive is a real
+        #: beat: a condition on the link, or the server was lost), ``stopped`` (paused), ``ended``
+        self.state = "new"
+        self.anchor = 0.0
+        net = agent.network
+        self._windows = net.condition_windows(agent.name, server) if net is not None else []
+        self._forced = False  # real beats until the server answers one (it crashed)
+        self._epoch = 0  # the one armed timer is valid while this is unchanged
+        self._armed_k: int | None = None
+        self._made_before = -1  # keep-alives made before the current anchor (the declaration is not counted)
+
+    # -- what the client asks -------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self.state in ("closed", "explicit")
+
+    def next_beat(self, t: float | None = None) -> float:
+        """The first keep-alive time at or after ``t`` (default now) on the current anchor."""
+        t = self.agent.now if t is None else t
+        return self.anchor + _k_at_or_after(self.anchor, self.period_s, t) * self.period_s
+
+    def beats(self, t: float | None = None) -> int:
+        """How many keep-alives the client has made up to ``t`` (default now), the declaration not counted."""
+        if not self.running:
+            return max(0, self._made_before)
+        t = self.agent.now if t is None else t
+        return self._made_before + _k_at_or_before(self.anchor, self.period_s, t) + 1
+
+    # -- life cycle -----------------------------------------------------------------------------------------
+    def start(self) -> "Lease":
+        """Declare the lease with a real beat now (the first keep-alive) and start watching what stops it."""
+        if self.state != "new":
+            raise RuntimeError(f"lease {self.key!r} of {self.agent.name} was started already")
+        a = self.agent
+        leases = _clients(a)
+        old = leases.get(self.key)
+        if old is not None:
+            old.cancel()
+        leases[self.key] = self
+        a.gate.add_close_listener(self._on_pause)
+        a.on_crash(self._on_crash)
+        self._anchor_now()
+        return self
+
+    def cancel(self) -> None:
+        """End the lease on this side only (the server has ended it already, or will with its scope)."""
+        if self.state == "ended":
+            return
+        self.state = "ended"
+        self._epoch += 1
+        self.agent.gate.remove_close_listener(self._on_pause)
+        leases = _clients(self.agent)
+        if leases.get(self.key) is self:
+            del leases[self.key]
+
+    # -- internals ------------------------------------------------------------------------------------------
+    def _active(self, t: float) -> bool:
+        return any(s <= t < e for s, e in self._windows)
+
+    def _grid(self, k: int) -> float:
+        return self.anchor + k * self.period_s
+
+    def _beat(self, t: float, explicit: bool) -> None:
+        self.agent.send(self.server, LEASE_BEAT, {
+            "lease": self.key, "t": t, "period": self.period_s, "explicit": explicit, "form": self.form,
+            "scope": self.scope, "target": self.target, "field": self.field})
+
+    def _notice(self, last: float | None, end: bool = False) -> None:
+        self.agent.send_notice(self.server, LEASE_NOTICE, {"lease": self.key, "anchor": self.anchor,
+                                                            "last": last, "end": end})
+
+    def _anchor_now(self) -> None:
+        """A real beat now, and the keep-alive grid anchored on it."""
+        now = self.agent.now
+        if self.state in ("closed", "explicit", "stopped"):
+            self._made_before = self.beats()
+        self.anchor = now
+        explicit = self._forced or self._active(now)
+        self.state = "explicit" if explicit else "closed"
+        self._beat(now, explicit)
+        self._plan()
+
+    def _arm(self, k: int) -> None:
+        self._epoch += 1
+        self._armed_k = k
+        epoch = self._epoch
+        ev = self.agent.env.timeout(max(0.0, self._grid(k) - self.agent.now))
+        ev.callbacks.append(lambda _ev: self._tick(epoch, k))
+
+    def _plan(self) -> None:
+        """Arm the one timer this state needs: the next keep-alive when they are real, else the first keep-alive
+        time inside the next condition on the link (none: nothing happens until a pause or a crash)."""
+        self._armed_k = None
+        self._epoch += 1
+        now = self.agent.now
+        if self.state == "explicit":
+            self._arm(_k_at_or_before(self.anchor, self.period_s, now) + 1)
+        elif self.state == "closed":
+            for start, end in self._windows:
+                if end > now:
+                    k = _next_k(self.anchor, self.period_s, max(start, now))
+                    if self._grid(k) < end:  # a condition between two keep-alives touches none of them
+                        self._arm(k)
+                        return
+
+    def _on_pause(self) -> None:
+        """A pause began or was extended: look at the first keep-alive it could miss (none if it ends first)."""
+        if self.state != "closed" or not self.agent.alive:
+            return  # real beats check the gate at each keep-alive themselves
+        k = _next_k(self.anchor, self.period_s, self.agent.now)
+        until = self.agent.gate.closed_until
+        if until is not None and until < self._grid(k):
+            return  # over before the next keep-alive is due: nothing missed
+        if self._armed_k is None or k < self._armed_k:
+            self._arm(k)
+
+    def _tick(self, epoch: int, k: int) -> None:
+        """Keep-alive time ``k``: one that something may stop, or a real one."""
+        if epoch != self._epoch or not self.running or not self.agent.alive:
+            return
+        self._armed_k = None
+        gate = self.agent.gate
+        if not gate.is_open:
+            # missed: the server learns that the last keep-alive was the one before
+            if self.state == "closed":
+                self._notice(self._grid(k - 1))
+            self._made_before += k  # keep-alives 0 .. k-1 of this anchor were made
+            self.state = "stopped"
+            self._epoch += 1
+            epoch = self._epoch
+            gate.on_open(lambda: self._resume(epoch))
+            return
+        t = self._grid(k)
+        if self._forced or self._active(t):
+            if self.state == "closed":
+                self._notice(self._grid(k - 1))
+                self.state = "explicit"
+            self._beat(t, explicit=True)
+        elif self.state == "explicit":
+            # the conditions are over: a real beat puts the lease back in closed form on this keep-alive
+            self._made_before += k
+            self.anchor = t
+            self.state = "closed"
+            self._beat(t, explicit=False)
+        self._plan()
+
+    def _resume(self, epoch: int) -> None:
+        if epoch == self._epoch and self.state == "stopped" and self.agent.alive:
+            self._anchor_now()
+
+    def _on_crash(self) -> None:
+        if self.state in ("new", "ended"):
+            return
+        last = self._grid(_k_at_or_before(self.anchor, self.period_s, self.agent.now)) \
+            if self.state == "closed" else None
+        self._notice(last, end=True)
+        self.cancel()
+
+    def _on_server(self, msg: Message) -> None:
+        body = msg.body
+        if msg.kind == LEASE_LOST:
+            # the server crashed: it computes nothing for us any more; real beats until it answers one
+            self._forced = True
+            if self.state == "closed":
+                self.state = "explicit"
+                self._plan()
+            return
+        if "anchor" in body and (body["anchor"] != self.anchor or not self.running):
+            return  # a delivery for a poll the client did not make (it stopped before; a real beat answers)
+        if body.get("expired"):
+            self.cancel()
+        elif self._forced:
+            self._forced = False  # the next keep-alive outside a condition goes back to closed form
+        if self.on_reply is not None:
+            self.on_reply(body)
+
+
+# -- the server side ------------------------------------------------------------------------------------------
+@dataclass
+class _Entry:
+    client: str
+    key: str
+    form: str
+    period: float
+    scope: str | None
+    target: str | None
+    field: str | None
+    anchor: float = 0.0
+    running: bool = False  # closed form in force
+    last: float = -math.inf  # the last keep-alive that reached the server, when not running
+    ended: bool = False
+    pending: float | None = None  # a poll's data delivery armed for this keep-alive time
+
+
+def _last_keepalive(e: _Entry, now: float) -> float:
+    """The last keep-alive of ``e`` that reached the server by ``now``: on the grid while in closed form."""
+    if not e.running:
+        return e.last
+    return e.anchor + math.floor((now - e.anchor) / e.period + _EPS) * e.period
+
+
+class LeaseTable:
+    """The server side of the leases held with ``agent`` (see the module docstring); belongs to one run of it.
+
+    ``scope_alive(scope)`` says whether a lease's scope still exists (a beat in a scope that does not is answered
+    ``{"expired": True}``); ``read(target)`` is a :data:`POLL` lease's read; ``on_scope_running(scope, running)``
+    is told when a scope gains its first, or loses its last, keep-alive lease in closed form (a session that has
+    one cannot expire, so the server need not check it).
+    """
+
+    def __init__(self, agent: Agent, *, scope_alive: Callable[[str], bool] = lambda _s: True,
+                 read: Callable[[str], Any] = lambda _t: None,
+                 on_scope_running: Callable[[str, bool], None] | None = None) -> None:
+        self.agent = agent
+        self.scope_alive = scope_alive
+        self.read = read
+        self.on_scope_running = on_scope_running
+        self.entries: dict[tuple[str, str], _Entry] = {}
+        self._by_scope: dict[str, dict[tuple[str, str], None]] = {}
+        self._by_target: dict[str, dict[tuple[str, str], None]] = {}
+        self._field_of: dict[str, _Entry] = {}  # target -> its keep-alive lease with a field (one per target)
+        self._running_in: dict[str, int] = {}  # scope -> its keep-alive leases in closed form
+        # (client, key) -> the anchor an end notice closed: a beat of that anchor or older that arrives after
+        # the notice (a crash at the very time of a real beat: the notice is faster) is stale
+        self._closed: dict[tuple[str, str], float] = {}
+        agent.handle_kind(LEASE_BEAT, self._on_beat)
+        agent.handle_kind(LEASE_NOTICE, self._on_notice)
+        agent.on_crash(self._on_crash)
+
+    # -- what the server asks -------------------------------------------------------------------------------
+    @property
+    def has_targets(self) -> bool:
+        return bool(self._by_target)
+
+    @property
+    def has_fields(self) -> bool:
+        """Whether some target has a keep-alive lease on one of its fields (reads need :meth:`view`)."""
+        return bool(self._field_of)
+
+    def last(self, client: str, key: str) -> float | None:
+        """When the last keep-alive of ``client``'s lease ``key`` reached the server (None: no such lease)."""
+        e = self.entries.get((client, key))
+        return None if e is None else self._last(e)
+
+    def _last(self, e: _Entry) -> float:
+        return _last_keepalive(e, self.agent.now)
+
+    def scope_last(self, scope: str) -> float:
+        """The last keep-alive of any keep-alive lease in ``scope`` (-inf: none)."""
+        entries = self.entries
+        return max((self._last(entries[i]) for i in self._by_scope.get(scope, ()) if entries[i].form == KEEPALIVE),
+                   default=-math.inf)
+
+    def scope_running(self, scope: str) -> bool:
+        """Whether a keep-alive lease of ``scope`` is in closed form (its contact is at most a period old)."""
+        return self._running_in.get(scope, 0) > 0
+
+    def view(self, target: str, data: Any) -> Any:
+        """``data`` of ``target`` as a reader sees it now: the ``field`` of the keep-alive lease on ``target``
+        (the latest declared, if several) is its last keep-alive time if that is later than the written value."""
+        e = self._field_of.get(target)
+        if e is None or not isinstance(data, dict):
+            return data
+        t = _last_keepalive(e, self.agent.now)
+        return {**data, e.field: t} if t > data.get(e.field, -math.inf) else data
+
+    def view_all(self, targets: Iterable[str], nodes: Mapping[str, tuple]) -> dict[str, Any]:
+        """``{target: view(target, nodes[target][0])}`` for many targets at once (a listing of a thousand
+        heartbeats: the same values, computed without a call per target)."""
+        field_of, now, out, floor = self._field_of, self.agent.now, {}, math.floor
+        for target in targets:
+            data = nodes[target][0]
+            e = field_of.get(target)
+            if e is not None and isinstance(data, dict):
+                # _last_keepalive, inlined: this loop runs for every node of every listing
+                t = e.anchor + floor((now - e.anchor) / e.period + _EPS) * e.period if e.running else e.last
+                if t > data.get(e.field, -math.inf):
+                    data = {**data, e.field: t}
+            out[target] = data
+        return out
+
+    def changed(self, target: str) -> None:
+        """``target`` changed now: every running poll lease on it gets the data at its next poll time."""
+        ids = self._by_target.get(target)
+        if not ids:
+            return
+        now = self.agent.now
+        for i in list(ids):
+            e = self.entries[i]
+            if e.form != POLL or not e.running or e.ended:
+                continue
+            t = e.anchor + _k_at_or_after(e.anchor, e.period, now) * e.period
+            if e.pending == t:
+                continue  # the delivery armed for that poll reads the data when it goes
+            e.pending = t
+            anchor = e.anchor
+            ev = self.agent.env.timeout(max(0.0, t - now))
+            ev.callbacks.append(lambda _ev, e=e, anchor=anchor, t=t: self.agent.gate.on_open(
+                lambda: self._deliver(e, anchor, t)))
+
+    def end_scope(self, scope: str) -> None:
+        """The scope is gone (a session expired or closed): its leases end with it."""
+        for i in list(self._by_scope.get(scope, ())):
+            self._remove(i)
+
+    # -- messages -------------------------------------------------------------------------------------------
+    def _on_beat(self, msg: Message) -> None:
+        b = msg.body
+        i = (msg.src, b["lease"])
+        if i in self._closed and b["t"] <= self._closed[i]:
+            return
+        scope = b["scope"]
+        a = self.agent
+        if scope is not None and not self.scope_alive(scope):
+            if i in self.entries:
+                self._remove(i)
+            a.send(msg.src, LEASE_ACK, {"lease": b["lease"], "ok": False, "expired": True})
+            return
+        e = self.entries.get(i)
+        if e is not None and (e.scope != scope or e.target != b["target"]):
+            self._remove(i)
+            e = None
+        if e is None:
+            e = self.entries[i] = _Entry(msg.src, b["lease"], b["form"], b["period"], scope, b["target"], b["field"])
+            if scope is not None:
+                self._by_scope.setdefault(scope, {})[i] = None
+            if e.target is not None:
+                self._by_target.setdefault(e.target, {})[i] = None
+                if e.form == KEEPALIVE and e.field is not None:
+                    self._field_of[e.target] = e
+        e.period, e.ended = b["period"], False
+        t = b["t"]
+        if b["explicit"]:
+            e.last = max(self._last(e), t)
+            self._set_running(e, False)
+        else:
+            e.anchor = e.last = t
+            self._set_running(e, True)
+        if e.form == POLL:
+            a.send(msg.src, LEASE_DATA, {"lease": e.key, "data": self.read(e.target)})
+        else:
+            a.send(msg.src, LEASE_ACK, {"lease": e.key, "ok": True})
+
+    def _on_notice(self, msg: Message) -> None:
+        b = msg.body
+        i = (msg.src, b["lease"])
+        if b["end"]:
+            self._closed[i] = b["anchor"]
+        e = self.entries.get(i)
+        if e is None:
+            return
+        if e.running and e.anchor == b["anchor"]:
+            e.last = self._last(e) if b["last"] is None else b["last"]
+            self._set_running(e, False)
+        if b["end"]:
+            e.ended = True
+
+    def _deliver(self, e: _Entry, anchor: float, t: float) -> None:
+        if self.entries.get((e.client, e.key)) is not e or e.pending != t:
+            return
+        e.pending = None
+        if e.running and not e.ended and e.anchor == anchor:
+            self.agent.send(e.client, LEASE_DATA, {"lease": e.key, "data": self.read(e.target), "anchor": anchor})
+
+    def _on_crash(self) -> None:
+        # the clients' connections reset: tell each (kernel bookkeeping, sent although the server is down)
+        for (client, key), e in sorted(self.entries.items()):
+            if not e.ended:
+                self.agent.send_notice(client, LEASE_LOST, {"lease": key})
+
+    # -- bookkeeping ----------------------------------------------------------------------------------------
+    def _set_running(self, e: _Entry, running: bool) -> None:
+        if e.running == running:
+            return
+        e.running = running
+        if e.form != KEEPALIVE or e.scope is None:
+            return
+        n = self._running_in.get(e.scope, 0) + (1 if running else -1)
+        self._running_in[e.scope] = n
+        if self.on_scope_running is not None and n == (1 if running else 0):
+            self.on_scope_running(e.scope, running)
+
+    def _remove(self, i: tuple[str, str]) -> None:
+        e = self.entries[i]
+        self._set_running(e, False)
+        del self.entries[i]
+        e.pending = None
+        if e.scope is not None:
+            ids = self._by_scope[e.scope]
+            ids.pop(i, None)
+            if not ids:
+                del self._by_scope[e.scope]
+                self._running_in.pop(e.scope, None)
+        if e.target is not None:
+            if self._field_of.get(e.target) is e:
+                del self._field_of[e.target]
+            ids = self._by_target[e.target]
+            ids.pop(i, None)
+            if not ids:
+                del self._by_target[e.target]

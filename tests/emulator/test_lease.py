@@ -1,0 +1,301 @@
+"""Kernel leases (:mod:`clusteremu.emulator.lease`): a keep-alive or a periodic read declared once, stopped by
+what would stop the real messages at the same virtual time.
+
+The cases are the real client's: ZooKeeper's session tests (a client silent for the session timeout is expired
+at the tracker's next tick, one that resumes in time keeps its session, a client that reconnects after its
+expiry is told so), and Storm's supervisor heartbeats (Nimbus reads the last heartbeat's time). Each fault is run
+twice, against the one-by-one ping model and against the lease, and the expiries compared."""
+from __future__ import annotations
+
+import pytest
+import simpy
+
+from clusteremu.emulator.agent import Agent, AgentContext
+from clusteremu.emulator.election import MetadataSession, StoreProtocol
+from clusteremu.emulator.lease import LEASE_BEAT, POLL, Lease
+from clusteremu.emulator.metadata_store import MetadataStore
+from clusteremu.emulator.network import Condition, Latency, NetworkModel
+
+TIMEOUT = 6.0  # the session timeout: pings (and the lease's keep-alives) every 2 s
+PERIOD = TIMEOUT / 3.0
+TICK = 1.0  # the store's session check
+BOUND = PERIOD + TICK  # the lease's documented bound on an expiry's time
+
+
+class Client(Agent):
+    """An agent with one session (pings or a lease, by param) that records when it learns of an expiry."""
+
+    def on_start(self):
+        self.lost: list[float] = []
+        self.session = MetadataSession(self, StoreProtocol("store"), TIMEOUT, op_timeout_s=2.0,
+                                       on_lost=lambda: self.lost.append(self.now), lease=self.params["lease"])
+        self.spawn(self.session.open())
+
+
+class Poller(Agent):
+    """A session with a poll lease on ``/x`` (every 10 s) and a keep-alive lease on ``/beat/<name>``'s time."""
+
+    def on_start(self):
+        self.seen: list[tuple[float, object]] = []
+        self.session = MetadataSession(self, StoreProtocol("store"), 30.0, op_timeout_s=2.0, on_lost=lambda: None,
+                                       lease=True)
+        self.spawn(self._boot())
+
+    def _boot(self):
+        yield from self.session.open()
+        yield from self.session.op("create", {"path": f"/beat/{self.name}", "data": {"time": self.now},
+                                              "ephemeral": True})
+        self.beat = self.session.lease("beat", 5.0, target=f"/beat/{self.name}", field="time")
+        self.poll = self.session.lease("poll", 10.0, form=POLL, target="/x",
+                                       on_reply=lambda body: self.seen.append((self.now, body.get("data"))))
+
+
+class Writer(Agent):
+    """Writes ``/x`` at the times of its ``writes`` param, reads ``/beat/poller`` when asked."""
+
+    def on_start(self):
+        self.session = MetadataSession(self, StoreProtocol("store"), 30.0, op_timeout_s=2.0, on_lost=lambda: None)
+        self.read: list[tuple[float, object]] = []
+        self.spawn(self._run())
+
+    def _run(self):
+        yield from self.session.open()
+        for t, value in self.params["writes"]:
+            yield from self.sleep(t - self.now)
+            yield from self.session.op("set", {"path": "/x", "data": value, "ephemeral": False})
+
+    def get(self, path):
+        def go():
+            r = yield from self.session.op("get", {"path": path})
+            self.read.append((self.now, r["data"]))
+        self.spawn(go())
+
+
+class _Outbox(list):
+    """The agents' outbox: the first message of a batch asks for routing."""
+
+    def __init__(self, wake):
+        super().__init__()
+        self.wake = wake
+
+    def append(self, msg):
+        super().append(msg)
+        self.wake()
+
+
+class Net:
+    """Agents on one environment, their messages routed by the kernel's network model (conditions included),
+    as the coordinator routes them: in (send time, sender, sequence) order, delivered at the drawn time."""
+
+    def __init__(self, agents: dict, conditions=(), latency=Latency("uniform", 0.002, max_s=0.004)):
+        self.env = simpy.Environment()
+        self.outbox, self.events, self.sent = _Outbox(self._wake), [], []
+        self._pending = False
+        self.net = NetworkModel(11, latency, agents=list(agents))
+        for c in conditions:
+            self.net.add_condition(c)
+        self.agents = {}
+        for name, (cls, params) in agents.items():
+            a = self.agents[name] = cls(name, AgentContext(self.env, 5, self.outbox, self.events, params))
+            a.network = self.net
+            a.start()
+
+    def _wake(self):
+        # route what was sent within half a lookahead: nothing sent can be due before then
+        if not self._pending:
+            self._pending = True
+            self.env.timeout(self.net.lookahead / 2).callbacks.append(self._route)
+
+    def _route(self, _ev):
+        self._pending = False
+        out = sorted(self.outbox, key=lambda m: (m.sent_t, m.src, m.seq))
+        self.outbox.clear()
+        for msg in out:
+            self.sent.append(msg)
+            if self.net.route(msg):
+                dst = self.agents[msg.dst]
+                ev = self.env.timeout(msg.deliver_t - self.env.now)
+                ev.callbacks.append(lambda _e, m=msg, d=dst: d.deliver(m))
+
+    def run(self, until):
+        self.env.run(until=until)
+        return self
+
+    def expiries(self, owner="client"):
+        return [e[0] for e in self.events if e[1] == "store" and e[3] == "store_session_expired"
+                and e[4]["owner"] == owner]
+
+
+STORE = (MetadataStore, {"op_latency_s": 0.001, "tick_s": TICK, "leader_paths": []})
+
+
+def session_run(lease: bool, fault=None, conditions=(), until=120.0) -> Net:
+    """A store and a client that opens its session at 0; ``fault(client)`` is applied at 40.3 s."""
+    n = Net({"store": STORE, "client": (Client, {"lease": lease})}, conditions)
+    if fault is not None:
+        n.env.timeout(40.3).callbacks.append(lambda _e: fault(n.agents["client"]))
+    return n.run(until)
+
+
+def test_a_lease_sends_nothing_in_steady_state_and_the_store_knows_the_last_keep_alive():
+    n = session_run(lease=True, until=600.0)
+    client = [m.kind for m in n.sent if m.src == "client"]
+    assert client == ["session_open", LEASE_BEAT]  # one declaration, then no message for ten minutes
+    pings = [m for m in session_run(lease=False, until=600.0).sent if m.kind == "ping"]
+    assert len(pings) > 250  # what the ping model sends meanwhile
+    store, sid = n.agents["store"], n.agents["client"].session.id
+    last = store.leases.scope_last(sid)
+    assert n.env.now - PERIOD < last <= n.env.now
+    anchor = next(m.sent_t for m in n.sent if m.kind == LEASE_BEAT)
+    assert (last - anchor) / PERIOD == pytest.approx(round((last - anchor) / PERIOD))  # on the grid
+    assert not n.expiries()
+
+
+# (what happens to the client at 40.3 s, whether the session expires); the pause lengths straddle the
+# documented bounds: up to the timeout less one period never expires, over the timeout plus a tick always does
+FAULTS = [
+    ("pause 0.5 s", lambda c: c.stop_the_world(0.5), False),
+    ("pause 3.9 s", lambda c: c.stop_the_world(TIMEOUT - PERIOD - 0.1), False),
+    ("pause 7.2 s", lambda c: c.stop_the_world(TIMEOUT + TICK + 0.2), True),
+    ("pause 30 s", lambda c: c.stop_the_world(30.0), True),
+    ("two overlapping pauses", lambda c: (c.stop_the_world(3.0), c.env.timeout(2.0).callbacks.append(
+        lambda _e: c.stop_the_world(8.0))), True),
+    ("crash", lambda c: c.crash(), True),
+]
+
+
+@pytest.mark.parametrize("name, fault, expires", FAULTS, ids=[f[0] for f in FAULTS])
+def test_a_fault_of_the_client_expires_the_session_as_the_pings_would(name, fault, expires):
+    pings, lease = session_run(False, fault), session_run(True, fault)
+    if not expires:
+        assert pings.expiries() == lease.expiries() == []
+        assert pings.agents["client"].lost == lease.agents["client"].lost == []
+        return
+    (tp,), (tl,) = pings.expiries(), lease.expiries()
+    assert tp > 40.3 + TIMEOUT - PERIOD - 0.1 and abs(tl - tp) <= BOUND
+    if name != "crash":  # after the pause the client learns of it, on its next ping or on the resuming beat
+        assert len(lease.agents["client"].lost) == len(pings.agents["client"].lost) == 1
+        assert abs(lease.agents["client"].lost[0] - pings.agents["client"].lost[0]) <= BOUND
+
+
+# network conditions on the client's link: (name, condition, whether the session expires)
+CONDITIONS = [
+    ("partition 20 s", Condition("partition", 40.3, 60.3, ("client",), ("store",)), True),
+    ("partition 3 s", Condition("partition", 40.3, 43.3, ("client",), ("store",)), False),
+    ("drop all 20 s", Condition("drop", 40.3, 60.3, ("client",), ("store",), probability=1.0), True),
+    ("delay 0.5 s for 30 s", Condition("delay", 40.3, 70.3, ("client",), ("store",), extra_s=0.5), False),
+    ("partition elsewhere", Condition("partition", 40.3, 90.0, ("other",), ("store",)), False),
+]
+
+
+@pytest.mark.parametrize("name, condition, expires", CONDITIONS, ids=[c[0] for c in CONDITIONS])
+def test_a_network_fault_on_the_link_expires_the_session_as_the_pings_would(name, condition, expires):
+    pings, lease = session_run(False, conditions=[condition]), session_run(True, conditions=[condition])
+    if not expires:
+        assert pings.expiries() == lease.expiries() == []
+        assert lease.agents["client"].lost == []
+    else:
+        (tp,), (tl,) = pings.expiries(), lease.expiries()
+        assert abs(tl - tp) <= BOUND
+        # after the partition both learn that the session is gone: on the first ping, on the first real beat
+        (lp,), (ll,) = pings.agents["client"].lost, lease.agents["client"].lost
+        assert condition.end <= ll and abs(ll - lp) <= BOUND
+    # the lease's messages happen only while the fault is on (and its declaration): none in steady state
+    beats = [m.sent_t for m in lease.sent if m.src == "client" and m.kind == LEASE_BEAT]
+    extra = [t for t in beats[1:] if not condition.start <= t <= condition.end + PERIOD]
+    assert extra == [] or expires  # an expired session opens no new one here, so nothing follows either
+
+
+def test_a_probabilistic_drop_is_drawn_by_the_network_for_each_keep_alive_while_it_lasts():
+    drop = Condition("drop", 40.3, 80.3, ("client",), ("store",), probability=0.3)
+    n = session_run(True, conditions=[drop])
+    assert n.expiries() == []  # (this seed never loses three in a row)
+    during = [m for m in n.sent if m.kind == LEASE_BEAT and 40.3 <= m.sent_t < 80.3]
+    assert len(during) == 20  # one real keep-alive per period, no more
+    assert all(b.sent_t - a.sent_t == pytest.approx(PERIOD) for a, b in zip(during, during[1:]))
+    routed = [m for m in during if m.deliver_t > 0]
+    assert 0 < len(routed) < len(during)  # some lost, some through: the network drew for each
+    after = [m.sent_t for m in n.sent if m.kind == LEASE_BEAT and m.sent_t > 80.3]
+    assert len(after) == 1 and after[0] <= 80.3 + PERIOD  # back in closed form at the first keep-alive after
+
+
+def test_the_client_learns_that_a_crashed_store_lost_its_session_after_the_restart():
+    outcomes = []
+    for lease in (False, True):
+        n = Net({"store": STORE, "client": (Client, {"lease": lease})})
+        store = n.agents["store"]
+        n.env.timeout(30.0).callbacks.append(lambda _e: store.crash())
+        n.env.timeout(45.0).callbacks.append(lambda _e: store.start())
+        n.run(80.0)
+        outcomes.append(n.agents["client"].lost)
+    (tp,), (tl,) = outcomes
+    assert 45.0 <= tl and abs(tl - tp) <= BOUND
+
+
+def poll_run(fault=None, conditions=(), writes=((12.3, "a"), (47.0, "b")), until=100.0) -> Net:
+    n = Net({"store": STORE, "poller": (Poller, {}), "writer": (Writer, {"writes": list(writes)})}, conditions)
+    if fault is not None:
+        n.env.timeout(40.3).callbacks.append(lambda _e: fault(n.agents["poller"]))
+    return n.run(until)
+
+
+def next_poll(n: Net, t: float) -> float:
+    poll = n.agents["poller"].poll
+    return poll.next_beat(t)
+
+
+def test_a_poll_lease_delivers_a_change_at_the_next_poll_and_nothing_else():
+    n = poll_run()
+    seen = n.agents["poller"].seen
+    # the declaration's answer (nothing written yet), then each value once, a round trip after the poll that
+    # first sees it
+    assert seen[0][1] is None
+    assert [v for _t, v in seen[1:]] == ["a", "b"]
+    for (t, _v), written in zip(seen[1:], (12.3, 47.0)):
+        assert 0 < t - next_poll(n, written) < 0.02
+    polls = [m for m in n.sent if m.src == "poller" and m.kind == LEASE_BEAT]
+    assert len(polls) == 3  # the declarations (session, heartbeat, poll): no poll is a message
+
+
+def test_a_paused_poller_sees_a_change_when_its_pause_ends_and_a_partitioned_one_after_the_partition():
+    paused = poll_run(lambda p: p.stop_the_world(15.0))
+    assert [v for _t, v in paused.agents["poller"].seen] == [None, "a", "b"]
+    assert 55.3 <= paused.agents["poller"].seen[-1][0] < 55.4  # the resuming poll answers at once
+    cut = poll_run(conditions=[Condition("partition", 40.3, 62.0, ("poller",), ("store",))])
+    t, v = cut.agents["poller"].seen[-1]
+    assert v == "b" and 62.0 <= t <= next_poll(cut, 62.0) + 0.02 and not cut.expiries("poller")
+
+
+def test_a_keep_alive_lease_on_a_field_is_what_a_reader_sees_until_the_client_crashes():
+    n = poll_run(until=1.0)
+    w, p = n.agents["writer"], n.agents["poller"]
+    beat = p.beat
+    for t in (30.0, 61.7):
+        n.env.timeout(t - n.env.now).callbacks.append(lambda _e: w.get("/beat/poller"))
+        n.run(t + 1.0)
+    n.env.timeout(70.0 - n.env.now).callbacks.append(lambda _e: p.crash())
+    n.env.timeout(85.0 - n.env.now).callbacks.append(lambda _e: w.get("/beat/poller"))
+    n.run(90.0)
+    (t1, d1), (t2, d2), (t3, d3) = w.read
+    for t, d in ((t1, d1), (t2, d2)):
+        assert t - 5.0 < d["time"] <= t and (d["time"] - beat.anchor) / 5.0 == pytest.approx(
+            round((d["time"] - beat.anchor) / 5.0))
+    assert d3["time"] <= 70.0 and 70.0 - d3["time"] < 5.0  # the last keep-alive before the crash
+
+
+def test_a_lease_refuses_a_period_that_is_not_positive():
+    n = Net({"store": STORE})
+    with pytest.raises(ValueError):
+        Lease(n.agents["store"], "x", "k", 0.0)
+
+
+def test_a_crash_at_the_very_time_of_the_declaration_still_stops_the_lease():
+    # the end notice leaves with the link's minimum latency and overtakes the declaration (random latency): the
+    # store must not take the late declaration for a lease that runs
+    n = Net({"store": STORE, "client": (Agent, {})}, latency=Latency("uniform", 0.002, max_s=0.010))
+    client = n.agents["client"]
+    n.run(1.0)
+    Lease(client, "store", "k", 2.0).start()
+    client.crash()
+    n.run(30.0)
+    assert n.agents["store"].leases.last("client", "k") in (None, 1.0)
