@@ -92,7 +92,8 @@ SECTIONS = {
         "supervisors": ArrayOf(_SUPERVISOR_GROUP, default=[{"count": 4}]),
         "gc": gc_table(),
         "timer_mode": Field("str", default="fixed_delay", choices=MODES,
-                            doc="Nimbus's and supervisors' timers (Storm's StormTimer: fixed delay)"),
+                            doc="Nimbus's timer (Storm's StormTimer: fixed delay); the supervisors' heartbeats and "
+                                "assignment re-reads are kernel leases on a fixed grid, whatever this says"),
         "worker_launch_s": Field("float", default=2.0, ge=0, doc="a supervisor takes this long to start a worker"),
         "op_timeout_s": Field("float", default=10.0, gt=0, doc="ZooKeeper operation timeout of the daemons"),
         "client_timeout_s": Field("float", default=10.0, gt=0, doc="a user's request timeout (Nimbus Thrift)"),
