@@ -34,7 +34,7 @@ demo: install
 	echo "report: $$(cd $$run/analysis && pwd)/report.html"
 
 test: install chromium
-	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/python -m pytest -q
+	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 clean:
 	rm -rf $(VENV) $(RUNS) .pytest_cache

@@ -17,13 +17,21 @@ and says whether every digest is the same. ``--figures`` adds what the trace say
 orphan queue-seconds after the scale-out, messages consumed twice, queues taken after the scale-out), computed
 from the trace after the timed run.
 
+The scenario starts as a running cluster with the heartbeats as leases (``cluster.start = "running"``,
+``workload.heartbeats = "lease"``); ``--start cold`` and ``--heartbeats messages`` run it with RocketMQ's own
+start-up and one-by-one heartbeats instead.
+
+``--count-messages`` adds the messages routed by kind in four spans of virtual time (the first 300 s, the steady
+state up to the scale-out, 300 s from the scale-out, the rest), counted as the network routes them (in-process
+placements; a separate run, since counting slows it).
+
 ``--single-group BROKERS QUEUES CONSUMERS ADDED`` runs instead the previous benchmark's shape, which older code
 can run too: a copy of ``rocketmq-scale-out-averagely`` with that many brokers, queues per broker and consumers,
 and ADDED more consumers at 300 s (for before/after comparisons: run this file with an exported older tree first
 on ``PYTHONPATH``). Usage::
 
     python benchmarks/rocketmq_large_bench.py [--scale 1.0] [--until 3600] [--agents inproc procs:2] [--figures] [--json]
-                                             [--consumption closed_form|pull]
+                                             [--consumption closed_form|pull] [--count-messages]
     python benchmarks/rocketmq_large_bench.py --single-group 10 16 100 20 --until 400
 """
 from __future__ import annotations
@@ -101,6 +109,28 @@ def trace_figures(run_dir: Path, scale_out_at: float) -> dict:
     }
 
 
+def count_messages(scale_out_at: float) -> Counter:
+    """Count every message the network routes from now on by (span of its send time, kind), for a run in this
+    process (``--agents inproc``): the spans are the first 300 s, the steady state up to the scale-out, the 300 s
+    from the scale-out, and the rest. The counting slows the run: its wall time is not the benchmark's."""
+    from clusteremu.emulator.network import NetworkModel
+
+    counts: Counter = Counter()
+    spans = (("start_0_300", 0.0, 300.0), ("steady_300_scale_out", 300.0, scale_out_at),
+             ("scale_out_300", scale_out_at, scale_out_at + 300.0), ("rest", scale_out_at + 300.0, float("inf")))
+    route = NetworkModel.route
+
+    def counted(self, msg):
+        for name, a, b in spans:
+            if a <= msg.sent_t < b:
+                counts[(name, msg.kind)] += 1
+                break
+        return route(self, msg)
+
+    NetworkModel.route = counted
+    return counts
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0)
@@ -108,8 +138,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--agents", nargs="+", default=["inproc"], help="placements to run in turn")
     ap.add_argument("--figures", action="store_true", help="also compute the trace's figures (slow at full size)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--count-messages", action="store_true",
+                    help="count the messages by kind and span of virtual time (slows the run: not for timing)")
     ap.add_argument("--consumption", choices=("closed_form", "pull"), default=None,
                     help="override the scenario's workload.consumption (pull: with consume_tick_s 5 s)")
+    ap.add_argument("--start", choices=("cold", "running"), default=None,
+                    help="override the scenario's cluster.start (cold: RocketMQ's start-up storm)")
+    ap.add_argument("--heartbeats", choices=("messages", "lease"), default=None,
+                    help="override the scenario's workload.heartbeats")
     ap.add_argument("--single-group", nargs=4, type=int, metavar=("BROKERS", "QUEUES", "CONSUMERS", "ADDED"),
                     help="the previous benchmark's shape instead (see above)")
     args = ap.parse_args(argv)
@@ -125,6 +161,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.consumption == "pull":
             data["workload"]["consume_tick_s"] = 5.0
         scenario = validate_scenario(data, f"{scenario.source} (consumption {args.consumption})")
+    for key, value in (("cluster.start", args.start), ("workload.heartbeats", args.heartbeats)):
+        if value is not None and not args.single_group:
+            data = copy.deepcopy(scenario.data)
+            section, name = key.split(".")
+            data[section][name] = value
+            scenario = validate_scenario(data, f"{scenario.source} ({key} {value})")
+    counts = None
+    if args.count_messages:
+        counts = count_messages(next(f["at"] for f in scenario.data["faults"] if f["kind"] == "scale_out"))
     t0 = time.perf_counter()
     specs = load_model("rocketmq").agents(scenario.data)
     setup_s = time.perf_counter() - t0
@@ -157,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         "agents": len(specs),
         "virtual_s": args.until or scenario.duration_s,
         "consumption": scenario.data["workload"].get("consumption", "pull"),
+        "start": scenario.data["cluster"].get("start", "cold"),
+        "heartbeats": scenario.data["workload"].get("heartbeats", "messages"),
         "setup_s": round(setup_s, 2),
         "wall_s": round(first_wall, 2),
         "events": events,
@@ -167,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         "trace_mb": round(trace_mb, 1),
         "by_kind": dict(kinds.most_common()),
         **out,
+        **({"messages_by_span": {span: dict(sorted(((k, n) for (sp, k), n in counts.items() if sp == span),
+                                                   key=lambda kv: -kv[1]))
+                                 for span in dict.fromkeys(sp for sp, _k in counts)}} if counts is not None else {}),
         "placements": placements,
         "same_digest": len({p["digest"] for p in placements}) == 1,
         "load_before": load_before,
@@ -176,9 +226,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(figures))
     else:
         for k, v in figures.items():
-            if k not in ("placements", "by_kind"):
+            if k not in ("placements", "by_kind", "messages_by_span"):
                 print(f"{k:>32}: {v}")
         print(f"{'events by kind':>32}: " + ", ".join(f"{k} {n}" for k, n in figures["by_kind"].items()))
+        for span, kinds in figures.get("messages_by_span", {}).items():
+            listed = ", ".join(f"{k} {n}" for k, n in kinds.items())
+            print(f"{'messages ' + span:>32}: {sum(kinds.values())}: {listed}")
         for p in placements:
             print(f"{p['agents']:>32}: wall {p['wall_s']} s, digest {p['digest'][:16]}")
     return 0 if figures["same_digest"] else 1

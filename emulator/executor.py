@@ -13,6 +13,15 @@ Java's semantics, exactly:
 
 A task is a callable; if it returns a generator, that generator runs as a SimPy process of the agent (it may
 ``yield from agent.sleep(...)``) and the thread is busy until it finishes.
+
+Idle runs. A fixed-rate task whose runs do nothing while what it reads stays the same (a load-report check that
+finds nothing to write, 1,000 brokers every 5 s) may say so: :meth:`ScheduledTask.skip_until` during a run
+skips its runs due before a time, and :meth:`ScheduledTask.wake`, called by whatever changes what the task reads,
+brings back the first skipped run that the one thread would not have run yet — a run due after the change, or
+one due before it that waits behind a busy task or a pause (Java runs overdue runs late, not never). The runs
+that are skipped are the ones that would have found nothing to do, so the agent's events are those of the
+one-by-one runs, at the same times and in the same order on the thread. A pause that begins while a task
+skips brings its next run back too, so that the thread meets the pause when the one-by-one runs would have.
 """
 from __future__ import annotations
 
@@ -21,7 +30,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from .timer import call_later
+from .timer import call_at, call_later
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -46,9 +55,30 @@ class ScheduledTask:
     runs: int = 0
     cancelled: bool = False
     last_started: float = field(default=-math.inf)
+    executor: "ScheduledExecutor | None" = field(default=None, repr=False)
+    skip_to: float = -math.inf  # set by skip_until during a run; applied when the run ends
+    skipped_from: int | None = None  # while runs are skipped: the index of the first skipped run
 
     def cancel(self) -> None:
         self.cancelled = True
+
+    def due(self, k: int) -> float:
+        """When run ``k`` (0 = the first) of a fixed-rate task is due: from the start, never accumulated."""
+        return self.start + k * self.period
+
+    def skip_until(self, t: float) -> None:
+        """Called during a run of this fixed-rate task: its runs due before ``t`` would do nothing unless
+        :meth:`wake` is called before them, so they are not run. A run due at or after ``t`` runs."""
+        if self.mode != FIXED_RATE:
+            raise ValueError(f"{self.name}: only a fixed-rate task can skip its runs")
+        if not math.isfinite(t):
+            raise ValueError(f"{self.name}: skip_until needs a finite time, not {t}")
+        self.skip_to = t
+
+    def wake(self) -> None:
+        """What the task reads changed now: bring back its first skipped run that has not (virtually) run yet."""
+        if self.skipped_from is not None and self.executor is not None:
+            self.executor._unskip(self)
 
 
 class ScheduledExecutor:
@@ -64,6 +94,11 @@ class ScheduledExecutor:
         self._gen = 0  # bumped on shutdown and re-arm: stale wake-ups compare against it
         self._waiting_gate = False
         self._shutdown = False
+        self._last_key: tuple[float, int] = (-math.inf, 0)  # the (due, seq) of the last run the thread took
+        self._drained_at = -math.inf  # the last time the thread ran its due tasks
+        self._skipping: dict[int, ScheduledTask] = {}  # seq -> a task whose runs are skipped
+        self._listening = False  # a close listener on the gate while some task skips
+        self.ambiguous_wakes = 0  # see _unskip
 
     # -- submission ---------------------------------------------------------------------------------------
     def schedule_at_fixed_rate(
@@ -92,18 +127,20 @@ class ScheduledExecutor:
         """Drop every task (the agent crashed or stopped)."""
         self._shutdown = True
         self._heap.clear()
+        self._skipping.clear()
         self._gen += 1
 
     @property
     def pending(self) -> int:
-        return sum(1 for *_, st in self._heap if not st.cancelled)
+        return sum(1 for t, _, st in self._heap if not st.cancelled and t == st.time)
 
     def _submit(self, task: Callable[[], Any], mode: str, delay: float, period: float, name: str) -> ScheduledTask:
         if delay < 0 or (mode != ONE_SHOT and not period > 0):
             raise ValueError(f"bad schedule for {name or task!r}: delay={delay}, period={period}")
         now = self.agent.env.now
         self._seq += 1
-        st = ScheduledTask(task, mode, period, now + delay, self._seq, name or getattr(task, "__name__", "task"))
+        st = ScheduledTask(task, mode, period, now + delay, self._seq, name or getattr(task, "__name__", "task"),
+                           executor=self)
         st.time = st.start
         if self._shutdown:
             st.cancelled = True
@@ -113,16 +150,33 @@ class ScheduledExecutor:
         return st
 
     # -- the thread ---------------------------------------------------------------------------------------
-    def _arm(self) -> None:
-        if self._busy or self._waiting_gate or not self._heap:
+    def _arm(self, since: float | None = None) -> None:
+        """Arm the thread's timer for the first due run; ``since``: the instant the one-by-one runs would have
+        armed it at (a woken run's: the last run before it), when not now."""
+        if self._busy or self._waiting_gate:
             return
-        t = self._heap[0][0]
+        heap = self._heap
+        while heap and heap[0][0] != heap[0][2].time:
+            heapq.heappop(heap)  # superseded by a woken run
+        if not heap:
+            return
+        t = heap[0][0]
         if t < self._armed_at:
             self._armed_at = t
             self._gen += 1
             gen = self._gen
             env = self.agent.env
-            call_later(env, max(0.0, t - env._now), lambda _ev: self._wake(gen))
+            now = env._now
+            # The one-by-one runs of a skipping task would re-arm the thread's timer at each of them: its time is
+            # computed from the last of those before t, as theirs would be (the float sum can differ in the last
+            # bit from one computed now).
+            armed = now if since is None else since
+            for st in self._skipping.values():
+                armed = max(armed, self._last_due_before(st, t))
+            if armed != now:
+                call_at(env, max(now, armed + (t - armed)), lambda _ev: self._wake(gen))
+            else:
+                call_later(env, max(0.0, t - now), lambda _ev: self._wake(gen))
 
     def _wake(self, gen: int) -> None:
         if gen != self._gen:
@@ -140,11 +194,13 @@ class ScheduledExecutor:
                 gate.on_open(self._gate_opened)
             return
         now = self.agent.env._now
+        self._drained_at = now
         heap = self._heap
         while heap and heap[0][0] <= now:
-            _, _, st = heapq.heappop(heap)
-            if st.cancelled:
-                continue
+            t, seq, st = heapq.heappop(heap)
+            if st.cancelled or t != st.time:
+                continue  # cancelled, or superseded by a woken run
+            self._last_key = (t, seq)
             st.runs += 1
             st.last_started = now
             result = st.task()
@@ -175,6 +231,82 @@ class ScheduledExecutor:
             return
         if st.mode == FIXED_RATE:
             st.time = st.start + st.runs * st.period  # from the start, not accumulated: no float drift
+            if st.skip_to > st.time:
+                self._skip(st)
         else:
             st.time = self.agent.env.now + st.period
         heapq.heappush(self._heap, (st.time, st.seq, st))
+
+    # -- skipped runs -------------------------------------------------------------------------------------------
+    def _skip(self, st: ScheduledTask) -> None:
+        """Move ``st`` from its next run to its first run due at or after ``st.skip_to``."""
+        first = st.runs
+        k = max(first, math.ceil((st.skip_to - st.start) / st.period))
+        while k > first and st.due(k - 1) >= st.skip_to:  # the float grid, not the real line
+            k -= 1
+        while st.due(k) < st.skip_to:
+            k += 1
+        st.skip_to = -math.inf
+        st.skipped_from = first
+        st.runs = k
+        st.time = st.due(k)
+        self._skipping[st.seq] = st
+        if not self._listening:
+            self._listening = True
+            self.agent.gate.add_close_listener(self._pause_began)
+
+    def _unskip(self, st: ScheduledTask) -> None:
+        """Bring ``st``'s skipped runs back from the first one the thread has not run yet (see ``wake``)."""
+        if st.cancelled or self._shutdown:
+            return
+        k, end = st.skipped_from, st.runs
+        now = self.agent.env._now
+        if self._busy or self._waiting_gate:
+            # The thread stopped at its last run: skipped runs ordered after it have not run.
+            last = self._last_key
+            k = self._first_due(st, k, end, last[0])
+            while k < end and (st.due(k), st.seq) < last:
+                k += 1
+        else:
+            # Idle and open: a run due before now ran at its time, one due later has not. One due exactly now ran
+            # if the thread ran its due tasks now already; otherwise it is still to run (when another task is
+            # due now too, in the same pass; when not, its own timer's place among this instant's events is not
+            # known, counted in ``ambiguous_wakes``).
+            k = self._first_due(st, k, end, now)
+            if k < end and st.due(k) == now:
+                if self._drained_at == now:
+                    k += 1
+                elif self._armed_at != now:
+                    self.ambiguous_wakes += 1
+        first, st.skipped_from = st.skipped_from, None
+        self._skipping.pop(st.seq, None)
+        if k >= end:
+            return  # its next run is the one already scheduled
+        st.runs = k
+        st.time = st.due(k)
+        heapq.heappush(self._heap, (st.time, st.seq, st))
+        # the one-by-one runs would have armed the timer for it at their last pass before now
+        self._arm(since=min(now, max(self._drained_at, st.due(k - 1) if k > first else -math.inf)))
+
+    @staticmethod
+    def _last_due_before(st: ScheduledTask, t: float) -> float:
+        """The due time of ``st``'s last skipped run before ``t``, or -inf."""
+        k = ScheduledExecutor._first_due(st, st.skipped_from, st.runs, t)  # the first not before t
+        return st.due(k - 1) if k > st.skipped_from else -math.inf
+
+    @staticmethod
+    def _first_due(st: ScheduledTask, k: int, end: int, t: float) -> int:
+        """The first run index in [k, end] whose due time is not before ``t`` (on the float grid)."""
+        if end > k and st.due(k) < t:
+            j = min(end, max(k + 1, math.ceil((t - st.start) / st.period)))
+            while j > k + 1 and st.due(j - 1) >= t:
+                j -= 1
+            while j < end and st.due(j) < t:
+                j += 1
+            k = j
+        return k
+
+    def _pause_began(self) -> None:
+        # The one-by-one runs would meet the pause at the first of them due from now: bring it back.
+        for st in list(self._skipping.values()):
+            self._unskip(st)

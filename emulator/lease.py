@@ -27,7 +27,8 @@ What stops a lease, and when (``g`` is the first keep-alive time the real client
 * a stop-the-world pause of the client (the gate's close listener): at ``g``, if the pause still holds, the
   notice says the last keep-alive was ``g - period``; when the pause ends a real beat re-anchors at that time
   (the real client's overdue timer fires then too). A pause that ends before ``g`` costs nothing.
-* a crash or stop of the client: at once, the notice also ends the lease.
+* a crash or stop of the client: at once, the notice also ends the lease; so does :meth:`Lease.end` (the client
+  stops keeping contact with that server while it runs on).
 * a network condition (partition, drop, delay) on the client → server link (:meth:`~.network.NetworkModel.
   condition_windows`): at the first keep-alive time inside the condition the notice stops the closed form, and
   while the condition lasts every period's keep-alive is a *real* beat, routed by the network model like any
@@ -196,6 +197,16 @@ class Lease:
         self._anchor_now()
         return self
 
+    def end(self) -> None:
+        """End the lease and tell the server (the client stops keeping contact with it, e.g. it no longer talks to
+        that server): the server keeps the last keep-alive made, as after a crash."""
+        if self.state in ("new", "ended"):
+            return
+        last = self._grid(_k_at_or_before(self.anchor, self.period_s, self.agent.now)) \
+            if self.state == "closed" else None
+        self._notice(last, end=True)
+        self.cancel()
+
     def cancel(self) -> None:
         """End the lease on this side only (the server has ended it already, or will with its scope)."""
         if self.state == "ended":
@@ -303,12 +314,7 @@ class Lease:
             self._anchor_now()
 
     def _on_crash(self) -> None:
-        if self.state in ("new", "ended"):
-            return
-        last = self._grid(_k_at_or_before(self.anchor, self.period_s, self.agent.now)) \
-            if self.state == "closed" else None
-        self._notice(last, end=True)
-        self.cancel()
+        self.end()
 
     def _on_server(self, msg: Message) -> None:
         body = msg.body

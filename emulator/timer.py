@@ -15,7 +15,7 @@ from typing import Any, Callable
 import simpy
 from simpy.events import NORMAL
 
-__all__ = ["Timer", "call_later", "pause"]
+__all__ = ["Timer", "call_at", "call_later", "pause"]
 
 
 class Timer:
@@ -36,6 +36,16 @@ def call_later(env: simpy.Environment, delay: float, callback: Callable[[Any], N
         raise ValueError(f"negative delay {delay}")
     timer = Timer(callback)
     heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), timer))
+    return timer
+
+
+def call_at(env: simpy.Environment, t: float, callback: Callable[[Any], None]) -> Timer:
+    """Call ``callback(timer)`` at exactly ``t`` (not before now): for a timer whose time was computed as another
+    timer's would have been (``call_later`` from an earlier instant), which ``now + (t - now)`` need not equal."""
+    if t < env._now:
+        raise ValueError(f"time {t} is before now ({env._now})")
+    timer = Timer(callback)
+    heappush(env._queue, (t, NORMAL, next(env._eid), timer))
     return timer
 
 

@@ -1,7 +1,8 @@
 """Fixtures shared by every suite: the one Spark session of a test run, and hand-made traces.
 
 ``spark`` starts a ``local[2]`` session once per test run (about ten seconds) and stops it at the end; mark the
-tests that use it ``spark``. ``trace`` builds run directories event by event with the kernel's own writer and
+tests that use it ``spark``. Under pytest-xdist (``make test`` runs two workers) every test that asks for the
+fixture is put in one ``xdist_group``, so the run still starts one session, on one worker. ``trace`` builds run directories event by event with the kernel's own writer and
 manifest, so analyses can be checked on traces whose answers are known.
 """
 from __future__ import annotations
@@ -13,6 +14,13 @@ import pytest
 
 from clusteremu.emulator.manifest import new_manifest, write_manifest
 from clusteremu.emulator.trace.writer import DEFAULT_SEGMENT_BYTES, SegmentWriter
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # With --dist loadgroup the tests of a group share a worker: one Spark session for the whole run.
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("spark"))
 
 
 @pytest.fixture(scope="session")

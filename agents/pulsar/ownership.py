@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generator
+from typing import TYPE_CHECKING, Any, Callable, Generator
 
 import numpy as np
 
@@ -41,22 +41,26 @@ class OwnedBundles(dict[str, Ownership]):
     removed: with the broker's total task counts, which only grow while the set is the same, it tells that no
     bundle's counts changed, so the report's bundle stats can be reused without reading 100 ownerships."""
 
-    __slots__ = ("version",)
+    __slots__ = ("version", "on_change")
 
-    def __init__(self) -> None:
+    def __init__(self, on_change: Callable[[], None]) -> None:
         super().__init__()
         self.version = next(_owned_versions)
+        self.on_change = on_change  # told of every change (the load report's check reads the set)
 
     def __setitem__(self, bundle: str, own: Ownership) -> None:
         super().__setitem__(bundle, own)
         self.version = next(_owned_versions)
+        self.on_change()
 
     def __delitem__(self, bundle: str) -> None:
         super().__delitem__(bundle)
         self.version = next(_owned_versions)
+        self.on_change()
 
     def pop(self, bundle: str, *default: Any) -> Any:
         self.version = next(_owned_versions)
+        self.on_change()
         return super().pop(bundle, *default)
 
     def _unsupported(self, *args: Any, **kwargs: Any) -> None:
@@ -76,7 +80,7 @@ class BundleOwnership:
     def __init__(self, broker: "Broker") -> None:
         self.b = broker
         self.bundle_map = BundleMap(broker.workload)  # the bundles as this broker knows them (splits)
-        self.owned = OwnedBundles()
+        self.owned = OwnedBundles(lambda: broker.reporter.changed())
         self.task_counts = np.zeros(len(broker.workload.tasks))  # topics served per task, all bundles
 
     # -- owning ---------------------------------------------------------------------------------------------

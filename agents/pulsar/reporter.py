@@ -5,6 +5,11 @@ Components:
 * :class:`LoadReporter`: keeps the broker's :class:`~.reporting.LocalReport` up to date from its sampled usage,
   its traffic and its owned bundles (``updateLocalBrokerData``), writes it to the store when the update rule says
   so (``writeBrokerDataOnZooKeeper``), and applies ``report_loss`` faults to the writes.
+
+A check that finds nothing to write finds nothing again until what the report is made of changes (a host-usage
+sample, a traffic change, an owned bundle, a workload stretch) or the 15-minute rule comes due: it skips its runs
+until then (:meth:`~clusteremu.emulator.executor.ScheduledTask.skip_until`) and every such change wakes it
+(:meth:`LoadReporter.changed`), so the checks that run are the ones that can write, at their own times.
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Generator
 import numpy as np
 
 from clusteremu.emulator.agent import Agent
+from clusteremu.emulator.executor import ScheduledTask
 from clusteremu.strategies.pulsar import PulsarConfig, report_update
 
 from .reporting import LocalReport, score_of
@@ -49,11 +55,17 @@ class LoadReporter:
         # (report, last written report, the update rule's verdict on their figures): see _update_reason
         self._change_verdict: tuple[LocalReport, LocalReport, str | None] | None = None
         self._max_interval_ms = self.typed_config["loadBalancerReportUpdateMaxIntervalMinutes"] * 60_000
+        self._task: ScheduledTask | None = None
 
     def start(self) -> None:
         """Run the report task on the broker's load-manager executor."""
-        self.b.timers.schedule_at_fixed_rate(self.write, 0.0, LOAD_REPORT_UPDATE_MINIMUM_INTERVAL_S,
-                                             name="load-report")
+        self._task = self.b.timers.schedule_at_fixed_rate(self.write, 0.0, LOAD_REPORT_UPDATE_MINIMUM_INTERVAL_S,
+                                                          name="load-report")
+
+    def changed(self) -> None:
+        """Something the report is made of changed now: a check skipping its runs takes them up again."""
+        if self._task is not None:
+            self._task.wake()
 
     def refresh(self) -> LocalReport:
         """Bring :attr:`report` up to date (``updateLocalBrokerData``) and return it; its ``lastUpdate`` is set
@@ -90,6 +102,7 @@ class LoadReporter:
             last_update_ms=now_ms(b.now),
         )
         self.report.share_bundle_stats_json(previous)
+        self.changed()  # when refreshed outside the check (a registration, the extensible reporter)
         return self.report
 
     def stamped(self) -> LocalReport:
@@ -97,6 +110,7 @@ class LoadReporter:
         t_ms = now_ms(self.b.now)
         if self.report.last_update_ms != t_ms:
             self.report = self.report.restamped(t_ms)
+            self.changed()
         return self.report
 
     def _bundle_stats(self, factors: np.ndarray) -> dict[str, dict[str, Any]]:
@@ -140,6 +154,7 @@ class LoadReporter:
         self.refresh()
         reason = self._update_reason()
         if reason is None:
+            self._skip_idle_runs()
             return
         previous = (self.last_written, self.last_write_t)
         r = self.last_written = self.stamped()
@@ -179,6 +194,17 @@ class LoadReporter:
             # with no time elapsed (-inf), only the figures can give a reason
             kept = self._change_verdict = (report, last, report.needs_update(last, -math.inf, self.typed_config))
         return kept[2]
+
+    def _skip_idle_runs(self) -> None:
+        """Nothing to write: the runs before the next change of the workload's rates or the 15-minute rule find
+        nothing either, unless something the report reads changes first (which wakes the task)."""
+        if self._task is None or self.last_written is None:
+            return
+        b = self.b
+        # a millisecond early: (t - lastWrite) * 1000 > max may hold on the float grid a hair before the sum
+        until = min(b.workload.constant_until(b.env._now), self.last_write_t + self._max_interval_ms / 1000.0 - 1e-3)
+        if until > b.env._now:
+            self._task.skip_until(until)
 
     def _fault(self) -> float | None:
         """How a ``report_loss`` fault hits this write: None (it does not), 0.0 (lost) or its delay in seconds."""

@@ -64,6 +64,7 @@ class HostUsage:
     def advance(self) -> None:
         """Integrate the host up to now at the rates served so far (call it before the rates change)."""
         self.machine.advance(self.b.now, self.rates, self.b.workload.is_steady)
+        self.b.reporter.changed()  # the rates or the usage figures change now
 
     def sample(self) -> Generator:
         """LinuxBrokerHostUsageImpl: usage from two cumulative samples over the elapsed time in whole seconds."""

@@ -115,6 +115,14 @@ class Workload:
                 return False
         return True
 
+    def constant_until(self, t: float) -> float:
+        """The first time after ``t`` at which a task's rate may change (a task starting or ending); ``t`` itself
+        when some pattern changes its rate all the time; inf when no rate changes again."""
+        if self._breaks is None:
+            return t
+        i = bisect.bisect_right(self._breaks, t)
+        return self._breaks[i] if i < len(self._breaks) else math.inf
+
     def task_factors(self, t: float) -> np.ndarray:
         """Each task's producer rate per topic at time ``t`` (msg/s), read-only. With constant patterns only,
         the same array for every ``t`` between two task starts or ends (callers may compare identities)."""

@@ -38,6 +38,7 @@ import math
 from typing import Any, Generator
 
 from clusteremu.emulator.jvm import JvmAgent
+from clusteremu.emulator.lease import LeaseTable
 from clusteremu.emulator.messages import Message
 from clusteremu.emulator.trace.kinds import declare
 from clusteremu.strategies.rocketmq import allocate4pop, create, sort_cid_all, sort_mq_all
@@ -45,7 +46,8 @@ from clusteremu.strategies.rocketmq.errors import AllocationArgumentError
 from clusteremu.strategies.rocketmq.topic_route import QueueData, subscribe_queues
 
 from .config import seconds
-from .names import parse_queue_key, queue_key, queue_of
+from .names import heartbeat_lease_key, parse_queue_key, queue_key, queue_of
+from .running import group_client_ids
 
 __all__ = ["Broker", "PERM_READ_WRITE", "QUERY_ASSIGNMENT_STRATEGIES"]
 
@@ -62,7 +64,8 @@ declare("queues_created",
 declare("consumer_registered",
         "The broker registered a new consumer channel of `group` from a heartbeat: client id `cid` of agent "
         "`consumer`, appended to the group's client-id list on this broker (registration order), which is now "
-        "version `version` (`cids` ids).",
+        "version `version` (`cids` ids). With cluster.start = \"running\", every initial consumer's channel is "
+        "registered at t = 0, in consumer-number order, and nobody is notified.",
         __name__, group="str", cid="str", consumer="str", version="int", cids="int")
 declare("consumer_unregistered",
         "The broker removed a consumer channel on the client's UNREGISTER_CLIENT (graceful shutdown): `cid` left the "
@@ -85,7 +88,8 @@ declare("offset_committed",
         "`queue`'s committed offset of "
         "`group` went from `previous` (-1: none) to `offset` (messages, the next one to consume). Written only "
         "when the value changes, and only when the scenario's workload.trace_commits is true (the default). `via`: "
-        "update (UPDATE_CONSUMER_OFFSET: persistAllConsumerOffset, or a dropped queue's offset) or pull.",
+        "update (UPDATE_CONSUMER_OFFSET: persistAllConsumerOffset, or a dropped queue's offset), pull, or running "
+        "(cluster.start = \"running\": the offset the broker holds at t = 0; `cid` '').",
         __name__, group="str", queue="str", cid="str", offset="float", previous="float", via="str")
 declare("queue_locked",
         "RebalanceLockManager gave `queue`'s lock of `group` to `cid` (a new holder, not a renewal); `previous`: "
@@ -118,6 +122,8 @@ class Broker(JvmAgent):
     """One broker (a master; the model has no slaves). Params: see :mod:`clusteremu.agents.rocketmq.model`."""
 
     kind = "broker"
+    #: starts of this agent so far (a running start sets up the first one only; a restart starts empty)
+    starts = 0
 
     def on_start(self) -> None:
         p = self.params
@@ -135,9 +141,19 @@ class Broker(JvmAgent):
         self._route_queues: dict[str, list] = {}  # topic -> TopicRouteInfoManager's cached subscribe info (5.x)
         self._channel_of: dict[str, str] = {}  # consumer agent -> the client id of its current channel
         self._idle_wakeup = None
+        #: ``workload.heartbeats = "lease"``: the consumers' periodic heartbeats as leases (:mod:`.heartbeats`)
+        self.leases = LeaseTable(self, scope_alive=self._has_channel) if p["heartbeats"] == "lease" else None
+        #: a lease in closed form has kept contact within a heartbeat period, shorter than either timeout: no
+        #: decision on such a channel needs its exact last keep-alive (the scans skip computing it)
+        self._beat_period = seconds(self.cfg, "heartbeatBrokerInterval")
+        self._short_leases = self.leases is not None and self._beat_period < min(
+            seconds(self.cfg, "channelExpiredTimeout"), float(self.cfg["serverChannelMaxIdleTimeSeconds"]))
         for topic, v in self.topics.items():
             self.emit("queues_created", broker=self.name, subscription=topic, group=v["group"], queues=v["queues"],
                       rate_per_queue=float(p["rate_per_queue"]), room=p["room"])
+        self.starts += 1
+        if p["running"] is not None and self.starts == 1:
+            self._running_start(p["running"])
         mode = p["timer_mode"]
         self._register()
         ctl = self.executor("BrokerControllerScheduledThread")
@@ -153,6 +169,21 @@ class Broker(JvmAgent):
         self.spawn(self._stats())
         self.spawn(self._idle_watch())
         self.start_gc(p["gc"])
+
+    def _running_start(self, state: dict[str, Any]) -> None:
+        """``cluster.start = "running"`` (:mod:`.running`): the channels of every initial consumer of the groups
+        whose topics this broker serves, registered in consumer-number order and last heard now, and each queue's
+        committed offset at its max offset (0: the queues fill from now)."""
+        for topic, v in self.topics.items():
+            group = v["group"]
+            members = state["groups"].get(group, [])
+            channels = self._groups.setdefault(group, {})
+            for (consumer, _room), cid in zip(members, group_client_ids(self.seed, members)):
+                channels[cid] = {"consumer": consumer, "last": self.now, "io": self.now}
+                self._channel_of[consumer] = cid
+                self.emit("consumer_registered", group=group, cid=cid, consumer=consumer, version=self._bump(group),
+                          cids=len(channels))
+            self._commit(group, "", [[k, self.max_offset()] for k in self.keys_of[topic]], "running")
 
     # -- queues ------------------------------------------------------------------------------------------
     def max_offset(self, at: float | None = None) -> float:
@@ -242,28 +273,62 @@ class Broker(JvmAgent):
         group, cid = body["group"], body["cid"]
         channels = self._groups.get(group, {})
         if channels.pop(cid, None) is not None:
+            self._closed(cid)
             self.emit("consumer_unregistered", group=group, cid=cid, consumer=msg.src, version=self._bump(group),
                       cids=len(channels))
             self._notify(group, "unregistered")
+
+    def _has_channel(self, cid: str) -> bool:
+        return any(cid in channels for channels in self._groups.values())
+
+    def _heard(self, cid: str, ch: dict[str, Any], field: str) -> float:
+        """The channel's last heartbeat (``field`` "last") or last traffic ("io"): with heartbeat leases, the later
+        of the last real message and the lease's last keep-alive."""
+        t = ch[field]
+        if self.leases is not None:
+            kept = self.leases.last(ch["consumer"], heartbeat_lease_key(cid, self.name))
+            if kept is not None and kept > t:
+                return kept
+        return t
+
+    def _kept(self, cid: str) -> bool:
+        """Whether the channel's heartbeat lease is in closed form (see ``_short_leases``)."""
+        return self._short_leases and self.leases.scope_running(cid)
+
+    def _closed(self, cid: str) -> None:
+        """A channel is gone: so is its heartbeat lease (a later keep-alive of it is answered "expired")."""
+        if self.leases is not None:
+            self.leases.end_scope(cid)
 
     def _scan_exception_channel(self) -> None:
         timeout = seconds(self.cfg, "channelExpiredTimeout")
         for group in sorted(self._groups):
             channels = self._groups[group]
-            expired = [cid for cid, ch in channels.items() if self.now - ch["last"] > timeout]
-            for cid in expired:
+            expired = [(cid, last) for cid, ch in channels.items()
+                       if self.now - ch["last"] > timeout and not self._kept(cid)
+                       and self.now - (last := self._heard(cid, ch, "last")) > timeout]
+            for cid, last in expired:
                 ch = channels.pop(cid)
+                self._closed(cid)
                 # ConsumerManager.scanNotActiveChannel removes the channel before Netty's close event runs, so
                 # doChannelCloseEvent finds nothing to remove and nothing is notified.
                 self.emit("channel_expired", group=group, cid=cid, consumer=ch["consumer"],
-                          silent_s=self.now - ch["last"], version=self._bump(group), cids=len(channels), cause="scan")
+                          silent_s=self.now - last, version=self._bump(group), cids=len(channels), cause="scan")
 
     def _idle_watch(self) -> Generator:
         """Netty's ``IdleStateHandler(0, 0, serverChannelMaxIdleTimeSeconds)``: a channel without traffic that long
         is closed; ``ClientHousekeepingService.onChannelIdle`` -> ``doChannelCloseEvent`` -> CHANGE."""
         idle = float(self.cfg["serverChannelMaxIdleTimeSeconds"])
         while True:
-            deadlines = [ch["io"] + idle for chs in self._groups.values() for ch in chs.values()]
+            deadlines, kept = [], False
+            for chs in self._groups.values():
+                for cid, ch in chs.items():
+                    if self._kept(cid):
+                        kept = True  # idle at the soonest a period less than the idle time from now
+                    else:
+                        deadlines.append(self._heard(cid, ch, "io") + idle)
+            if kept:
+                deadlines.append(self.now + idle - self._beat_period)
             if not deadlines:
                 self._idle_wakeup = self.env.event()
                 yield self._idle_wakeup
@@ -272,10 +337,13 @@ class Broker(JvmAgent):
             yield from self.sleep(max(0.0, min(deadlines) - self.now))
             for group in sorted(self._groups):
                 channels = self._groups[group]
-                for cid in [c for c, ch in channels.items() if self.now - ch["io"] >= idle]:
+                # the wake-up time is computed as io + idle: compare with slack, or a rounding error spins here
+                for cid, io in [(c, io) for c, ch in channels.items()
+                                if not self._kept(c) and self.now - (io := self._heard(c, ch, "io")) >= idle - 1e-9]:
                     ch = channels.pop(cid)
+                    self._closed(cid)
                     self.emit("channel_expired", group=group, cid=cid, consumer=ch["consumer"],
-                              silent_s=self.now - ch["io"], version=self._bump(group), cids=len(channels),
+                              silent_s=self.now - io, version=self._bump(group), cids=len(channels),
                               cause="idle")
                     self._notify(group, "expired")
 

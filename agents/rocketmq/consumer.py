@@ -6,7 +6,8 @@ Components: :class:`Consumer` and the event kinds it writes. Its parts, with the
 * ``MQClientInstance`` scheduled tasks on one thread (``scheduleAtFixedRate``, or fixed delay when the scenario
   says so): ``updateTopicRouteInfoFromNameServer`` (after 10 ms, every ``pollNameServerInterval``),
   ``cleanOfflineBroker`` + ``sendHeartbeatToAllBrokerWithLock`` (after 1 s, every ``heartbeatBrokerInterval``;
-  a synchronous call per broker of the cached route), ``persistAllConsumerOffset`` (after 10 s, every
+  a synchronous call per broker of the cached route, or with ``workload.heartbeats = "lease"`` a kernel lease per
+  broker after the first call: :mod:`.heartbeats`), ``persistAllConsumerOffset`` (after 10 s, every
   ``persistConsumerOffsetInterval``; one-way);
 * ``RebalanceService``: waits ``rocketmq.client.rebalance.waitInterval`` or until woken (wake-ups are not lost),
   then rebalances; the 5.x loop retries after ``rocketmq.client.rebalance.minInterval`` while unbalanced;
@@ -30,6 +31,10 @@ Components: :class:`Consumer` and the event kinds it writes. Its parts, with the
   while its lock is younger than 30 s;
 * ``consume_progress`` every ``progress_interval_s`` of virtual time (an observer: it reports during pauses) and
   when a queue is dropped or the consumer stops, with the exact ranges consumed;
+* ``cluster.start = "running"`` (:mod:`.running`): an initial consumer begins at t = 0 with its route, its group's
+  view and the strategy's allocation of it, caught up, its client timers on the grid its start jitter gives them
+  and its rebalance service in step with its group's (as the group's last membership change left them)
+  instead of starting (no first heartbeats, no start rebalance);
 * graceful shutdown (``DefaultMQPushConsumerImpl.shutdown``): orderly unlock, offsets persisted,
   ``UNREGISTER_CLIENT`` to every broker; a crash does none of it (the brokers notice only by channel expiry);
 * the operator's rolling restart of the group, one consumer at a time (:class:`RollingRestarts`).
@@ -41,15 +46,19 @@ import math
 from typing import Any, Generator
 
 from clusteremu.emulator.agent import AgentContext
+from clusteremu.emulator.executor import FIXED_RATE
 from clusteremu.emulator.jvm import JvmAgent
 from clusteremu.emulator.messages import Message
+from clusteremu.emulator.rng import keyed_rng
 from clusteremu.emulator.trace.kinds import declare
 from clusteremu.strategies.rocketmq import AllocationArgumentError
 
 from .config import seconds
 from .fluid import ClosedFormConsumption
-from .names import client_id, client_ip, consumer_index, parse_queue_key, queue_of
+from .heartbeats import Heartbeats
+from .names import client_id, consumer_index, parse_queue_key, queue_of
 from .rebalance import allocate_view, make_strategy, share, sorted_cids, sorted_route
+from .running import PID_KEY, group_client_ids
 
 __all__ = ["Consumer", "TURN"]
 
@@ -72,8 +81,10 @@ declare("route_updated",
         __name__, cid="str", brokers="list", queues="int", previous_queues="int")
 declare("rebalance_result",
         "One rebalance of the consumer, with the view that produced it. `trigger`: start, notify (NOTIFY_CONSUMER_IDS_"
-        "CHANGED), timer (waitInterval), retry (5.x minInterval while unbalanced). `rebalance`: client (allocated "
-        "here) or server (QUERY_ASSIGNMENT: the broker's view is in its assignment_queried). View: `cid_source` "
+        "CHANGED), timer (waitInterval), retry (5.x minInterval while unbalanced), running (cluster.start = "
+        "\"running\": the allocation the consumer holds at t = 0, from the view every broker of its topic holds). "
+        "`rebalance`: client (allocated here) or server (QUERY_ASSIGNMENT: the broker's view is in its "
+        "assignment_queried). View: `cid_source` "
         "(the broker asked), `cid_version` (the version of that broker's client-id list of the group it answered: "
         "the list is the replay of the broker's consumer_registered, consumer_unregistered and channel_expired "
         "events of the group up to that version, sorted by String.compareTo; -1 for server and BROADCASTING), "
@@ -167,10 +178,9 @@ class Consumer(JvmAgent):
         p = self.params
         self.cfg = p["config"]
         self.incarnation += 1
-        pid = int(self.rng(f"pid-{self.incarnation}").integers(1000, 100_000))
+        pid = int(self.rng(PID_KEY.format(self.incarnation)).integers(1000, 100_000))
         room = p["room"]
-        # A room-aware deployment puts the room in the instance name, where its MachineRoomResolver reads it.
-        self.cid = client_id(self.name, pid) if not room else f"{client_ip(self.name)}@{room}#{pid}"
+        self.cid = client_id(self.name, pid, room)
         self.group, self.topic = p["group"], p["topic"]
         self.orderly = bool(p["orderly"])
         self.server_side = not self.cfg["clientRebalance"] and not self.orderly \
@@ -188,6 +198,8 @@ class Consumer(JvmAgent):
         self._wake_cause = "timer"
         self._waiter = None
         self.booted = self.env.event()
+        #: ``sendHeartbeatToAllBroker``: real calls, or leases (``workload.heartbeats = "lease"``)
+        self.heartbeats = Heartbeats(self, lease=p["heartbeats"] == "lease" and p["timer_mode"] == FIXED_RATE)
         #: ``workload.consumption = "closed_form"``: the held PULL queues' offsets as functions of time
         self.fluid = ClosedFormConsumption(self._capacity(), self.now) \
             if p["consumption"] == "closed_form" else None
@@ -195,32 +207,79 @@ class Consumer(JvmAgent):
 
     def _boot(self) -> Generator:
         p = self.params
+        running = self.incarnation == 1 and p["running"] is not None
+        phase = 0.0  # running: the start jitter is the phase of the timers of a client started that long ago
+        if running:
+            self._running_start(p["running"])
         if self.incarnation == 1 and p["start_jitter_s"] > 0:
-            yield from self.sleep(float(self.rng("start").uniform(0.0, p["start_jitter_s"])))
-        self.started_at = self.now
-        self.emit("consumer_started", cid=self.cid, group=self.group, room=p["room"], incarnation=self.incarnation,
-                  strategy=p["strategy"], rebalance="server" if self.server_side else "client", orderly=self.orderly)
+            jitter = float(self.rng("start").uniform(0.0, p["start_jitter_s"]))
+            if running:
+                phase = jitter
+            else:
+                yield from self.sleep(jitter)
+        if not running:
+            self._started()
+
+        def first(delay: float, period: float) -> float:
+            """A task's first run: its initial delay after the start, or the next run on its running grid."""
+            return (phase + delay) % period if running else delay
+
         mode = p["timer_mode"]
         ex = self.executor("MQClientFactoryScheduledThread")
-        ex.schedule_periodic(mode, self._update_route, 0.01, seconds(self.cfg, "pollNameServerInterval"),
+        poll, beat = seconds(self.cfg, "pollNameServerInterval"), seconds(self.cfg, "heartbeatBrokerInterval")
+        persist = seconds(self.cfg, "persistConsumerOffsetInterval")
+        ex.schedule_periodic(mode, self._update_route, first(0.01, poll), poll,
                              name="updateTopicRouteInfoFromNameServer")
-        ex.schedule_periodic(mode, self._heartbeat_all, 1.0, seconds(self.cfg, "heartbeatBrokerInterval"),
-                             name="sendHeartbeatToAllBroker")
-        ex.schedule_periodic(mode, self._persist_all, 10.0, seconds(self.cfg, "persistConsumerOffsetInterval"),
-                             name="persistAllConsumerOffset")
+        ex.schedule_periodic(mode, self.heartbeats.periodic, first(1.0, beat), beat, name="sendHeartbeatToAllBroker")
+        ex.schedule_periodic(mode, self._persist_all, first(10.0, persist), persist, name="persistAllConsumerOffset")
         if self.orderly:
+            lock = seconds(self.cfg, "rocketmq.client.rebalance.lockInterval")
             self.executor("ConsumeMessageScheduledThread").schedule_periodic(
-                mode, self._lock_all, 1.0, seconds(self.cfg, "rocketmq.client.rebalance.lockInterval"), name="lockMQPeriodically")
-        self.spawn(self._rebalance_service())
+                mode, self._lock_all, first(1.0, lock), lock, name="lockMQPeriodically")
+        wait = seconds(self.cfg, "rocketmq.client.rebalance.waitInterval")
+        self.spawn(self._rebalance_service(self._running_rebalance_phase(wait) if running else None))
         if self.fluid is None:
             self.spawn(self._consume_loop())
-        self.spawn(self._progress_observer())
+        if not running:
+            self.spawn(self._progress_observer())
         self.start_gc(p["gc"])
-        # DefaultMQPushConsumerImpl.start: route, heartbeat to all brokers, then rebalanceImmediately.
-        yield from self._update_route()
-        yield from self._heartbeat_all()
-        self._wakeup("start")
+        if not running:
+            # DefaultMQPushConsumerImpl.start: route, heartbeat to all brokers, then rebalanceImmediately.
+            yield from self._update_route()
+            yield from self.heartbeats.all()
+            self._wakeup("start")
         self.booted.succeed()
+
+    def _started(self) -> None:
+        self.started_at = self.now
+        self.emit("consumer_started", cid=self.cid, group=self.group, room=self.params["room"],
+                  incarnation=self.incarnation, strategy=self.params["strategy"],
+                  rebalance="server" if self.server_side else "client", orderly=self.orderly)
+
+    def _running_start(self, state: dict[str, Any]) -> None:
+        """``cluster.start = "running"`` (:mod:`.running`): at t = 0 the consumer holds its route, its group's
+        client-id list as the brokers hold it, its channels registered at every broker of the route, and the
+        queues the strategy gives it from that view, caught up at the committed offsets (0 at t = 0)."""
+        self._started()
+        route = state["routes"][self.topic]
+        self._set_route(route["brokers"], route["queue_datas"])
+        cids = group_client_ids(self.seed, state["groups"][self.group])
+        cid_all = sorted_cids(cids)
+        brokers = self.route_brokers
+        source = brokers[int(self.rng("findBrokerAddrByTopic").integers(0, len(brokers)))]
+        strategy_name, allocated = allocate_view(self.params, self.group, self.cid, self.route_sig, self.mq_all,
+                                                 cid_all)
+        rate = state["rate_per_queue"]
+        for key in allocated:
+            self._take(key, 0.0, "committed", "PULL")
+            if self.fluid is not None:
+                self.fluid.add(key, self.pqs[key], rate, 0.0, self.now)
+        self.heartbeats.registered.update(brokers)
+        self.emit("rebalance_result", cid=self.cid, trigger="running", rebalance="client", cid_source=source,
+                  cid_version=len(cids), cids=len(cid_all), mq_count=len(self.mq_set), route_changed_t=self.now,
+                  strategy=strategy_name, allocated=list(allocated), added=list(allocated), removed=[], failed=[],
+                  held=len(self.pqs), changed=bool(allocated), balanced=True, duration_s=0.0)
+        self.spawn(self._progress_observer())
 
     def crash(self, reason: str = "crash") -> None:
         """Stop; what was consumed up to now is reported first (it happened, whatever follows)."""
@@ -308,24 +367,21 @@ class Consumer(JvmAgent):
                                      timeout=self._timeout())
         if reply is None or not reply["found"]:
             return  # an exception in the real client: the cached route stays
-        sig = (self.topic, tuple(reply["brokers"]), tuple(tuple(q) for q in reply["queue_datas"]))
+        self._set_route(reply["brokers"], reply["queue_datas"])
+
+    def _set_route(self, brokers: list[str], queue_datas: list) -> None:
+        """A route read from the name server becomes the cached route (and ``route_updated``) if it changed."""
+        sig = (self.topic, tuple(brokers), tuple(tuple(q) for q in queue_datas))
         if sig == self.route_sig:
             return
         previous = len(self.mq_set) if self.mq_set is not None else -1
         self.route_sig = sig
-        self.route_brokers = list(reply["brokers"])
+        self.route_brokers = list(brokers)
         # RebalanceImpl sorts mqAll on every rebalance; the order depends on the route only, so once per route.
-        self.mq_set, self.mq_all = sorted_route(self.topic, reply["queue_datas"])
+        self.mq_set, self.mq_all = sorted_route(self.topic, queue_datas)
         self.route_changed_t = self.now
         self.emit("route_updated", cid=self.cid, brokers=self.route_brokers, queues=len(self.mq_set),
                   previous_queues=previous)
-
-    def _heartbeat_all(self) -> Generator:
-        """``sendHeartbeatToAllBroker``: one synchronous call per broker of the cached route (a broker that no
-        route names any more was cleaned off by ``cleanOfflineBroker``)."""
-        body = {"group": self.group, "cid": self.cid, "topic": self.topic, "orderly": self.orderly}
-        for b in list(self.route_brokers):
-            yield from self.call(b, "HEARTBEAT", body, timeout=self._timeout())
 
     def _persist_all(self) -> None:
         """``persistAllConsumerOffset``: the in-memory offsets of the held PULL queues, to their brokers (one
@@ -348,6 +404,14 @@ class Consumer(JvmAgent):
         if self._waiter is not None and not self._waiter.triggered:
             self._waiter.succeed()
 
+    def _running_rebalance_phase(self, wait: float) -> float:
+        """A running start's first wait of the rebalance service. The group's last membership change woke every
+        member's service together (``rebalanceImmediately``), and each waits ``waitInterval`` after its
+        rebalance from then on, so a settled group's rebalances run in step: one phase per group, each member
+        behind it by its notification's delivery and its own rebalance (a millisecond or two)."""
+        group_phase = float(keyed_rng(self.seed, self.group, "rebalance-phase").uniform(0.0, wait))
+        return group_phase + float(self.rng("rebalance-phase").uniform(0.0005, 0.002))
+
     def _wait_for_running(self, interval: float) -> Generator:
         """``ServiceThread.waitForRunning``: return at once if woken since the last wait, else after
         ``interval`` or at the wake-up; returns the trigger."""
@@ -359,14 +423,16 @@ class Consumer(JvmAgent):
         woken, self._notified = self._notified, False
         return self._wake_cause if woken else "timer"
 
-    def _rebalance_service(self) -> Generator:
+    def _rebalance_service(self, first_wait: float | None = None) -> Generator:
+        """``RebalanceService.run``; ``first_wait``: a running start's first wait (the service's phase)."""
         wait_interval = seconds(self.cfg, "rocketmq.client.rebalance.waitInterval")
         min_interval = seconds(self.cfg, "rocketmq.client.rebalance.minInterval")
         v5 = self.params["client_version"] == "5"
-        wait, last = wait_interval, -math.inf
+        wait, last = (wait_interval if first_wait is None else first_wait), -math.inf
         carry = ""  # a wake-up deferred by the 5.x minimum interval, or a retry while unbalanced
         while True:
             trigger = yield from self._wait_for_running(wait)
+            wait = wait_interval
             if trigger == "timer" and carry:
                 trigger = carry
             if v5:
@@ -430,7 +496,7 @@ class Consumer(JvmAgent):
                   removed=removed, failed=failed, held=len(held), changed=bool(added or removed), balanced=balanced,
                   duration_s=self.now - t0)
         if added or removed:
-            yield from self._heartbeat_all()  # messageQueueChanged: subVersion bumped, heartbeat to all brokers
+            yield from self.heartbeats.all()  # messageQueueChanged: subVersion bumped, a real heartbeat to all brokers
         return balanced
 
     def _update_process_queue_table(self, allocated: list[str], mode: str) -> Generator:

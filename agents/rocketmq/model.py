@@ -34,12 +34,16 @@ from clusteremu.scenarios.schema import Field, Table
 from . import broker, consumer, namesrv  # noqa: F401  (declares their event kinds)
 from . import config as rmq_config
 from . import faults as rmq_faults
+from .broker import PERM_READ_WRITE
 from .names import NAMESRV, broker_names, consumer_index, consumer_names
+from .running import RUNNING, STARTS, running_state
 
 __all__ = ["GroupLayout", "MODEL", "RocketMQModel", "SECTIONS", "group_layout"]
 
 #: ``workload.consumption``: the consumers' steps and pulls, or their closed form (:mod:`.fluid`)
 CONSUMPTIONS = ("pull", "closed_form")
+#: ``workload.heartbeats``: every periodic heartbeat a real call, or the periodic ones as leases (:mod:`.heartbeats`)
+HEARTBEATS = ("messages", "lease")
 #: fault kinds after which a broker may stop answering pulls, which the closed form cannot see (no pull is sent)
 _UNANSWERED = ("broker_loss", "crash", "pause", "gc_storm")
 
@@ -65,7 +69,14 @@ SECTIONS = {
             "consumer_capacity": Field("float", default=1000.0, gt=0, doc="messages a consumer consumes per second"),
             "rooms": Field("list", default=[], item=Field("str"),
                            doc="machine rooms; brokers and consumers are dealt to them round robin"),
-            "start_jitter_s": Field("float", default=2.0, ge=0, doc="spread of the consumers' first starts"),
+            "start_jitter_s": Field("float", default=2.0, ge=0,
+                                    doc="spread of the consumers' first starts (start = \"running\": of their "
+                                        "timers' phases)"),
+            "start": Field("str", default="cold", choices=STARTS,
+                           doc="cold: RocketMQ's start-up (first heartbeats, notifications, the rebalance storm); "
+                               "running: at t = 0 the cluster is running, every group settled on its strategy's "
+                               "allocation of one shared view (agents/rocketmq/running.py); added consumers start "
+                               "cold"),
             "timer_mode": Field("str", default="fixed_rate", choices=MODES,
                                 doc="the clients' and brokers' scheduled tasks (RocketMQ: scheduleAtFixedRate)"),
             "gc": gc_table(young_every_s=30.0, young_pause_ms=20.0),
@@ -90,6 +101,11 @@ SECTIONS = {
                                      "always answer)"),
             "progress_interval_s": Field("float", default=5.0, gt=0, doc="consume_progress cadence"),
             "stats_interval_s": Field("float", default=5.0, gt=0, doc="the brokers' queue_stats cadence"),
+            "heartbeats": Field("str", default="messages", choices=HEARTBEATS,
+                                doc="messages: every periodic HEARTBEAT a call per broker; lease: the periodic "
+                                    "ones as kernel leases, the first one to a broker and those after a change "
+                                    "still calls (agents/rocketmq/heartbeats.py; fixed_rate timers only: under "
+                                    "fixed_delay they stay calls)"),
             "trace_commits": Field("bool", default=True,
                                    doc="write offset_committed at every change of a stored offset (false: the "
                                        "committed offsets are seen in queue_stats only; for large runs)"),
@@ -166,6 +182,21 @@ def _closed_form_problems(data: dict[str, Any], cfg: dict[str, Any]) -> list[tup
     return problems
 
 
+def _running_problems(data: dict[str, Any], cfg: dict[str, Any]) -> list[tuple[str, str]]:
+    """Where ``cluster.start = "running"`` has no settled state to start from: it sets up client-side
+    allocations of CLUSTERING concurrently consumers (orderly ones would hold broker locks, POP and broker-side
+    assignment keep their state at the broker)."""
+    key = "cluster.start"
+    problems = []
+    if cfg["messageModel"] != "CLUSTERING":
+        problems.append((key, "running sets up CLUSTERING consumers only (config.messageModel)"))
+    if not cfg["clientRebalance"]:
+        problems.append((key, "running sets up client-side rebalance only (config.clientRebalance)"))
+    if data["strategy"]["listener"] != "concurrently":
+        problems.append((key, "running sets up concurrently consumers only (orderly ones hold queue locks)"))
+    return problems
+
+
 class RocketMQModel:
     name = "rocketmq"
     description = "RocketMQ name server, brokers and push consumers: client-side rebalance (4.9.x/5.x), queue " \
@@ -195,6 +226,8 @@ class RocketMQModel:
                                      broker_names(cluster["brokers"]))
         if data["workload"]["consumption"] == "closed_form":
             problems += _closed_form_problems(data, cfg)
+        if cluster["start"] == RUNNING:
+            problems += _running_problems(data, cfg)
         return problems
 
     def agents(self, data: dict[str, Any]) -> list[AgentSpec]:
@@ -212,9 +245,19 @@ class RocketMQModel:
         all_consumers = consumers + list(added)
         consumer_room = _rooms(all_consumers, rooms)
         assignment = not cfg["clientRebalance"]
-        common = {"config": cfg, "gc": cluster["gc"], "timer_mode": cluster["timer_mode"], "namesrv": NAMESRV}
+        common = {"config": cfg, "gc": cluster["gc"], "timer_mode": cluster["timer_mode"], "namesrv": NAMESRV,
+                  "heartbeats": work["heartbeats"]}
         groups = group_layout(work, len(brokers))
-        specs = [AgentSpec(NAMESRV, "clusteremu.agents.rocketmq.namesrv:NameServer", dict(common))]
+        running = None
+        if cluster["start"] == RUNNING:
+            members = {g.group: [] for g in groups}
+            for c in consumers:
+                members[groups[(consumer_index(c) - 1) % len(groups)].group].append(c)
+            running = running_state(
+                members, {g.group: g.topic for g in groups},
+                {g.topic: {brokers[i]: cluster["queues_per_broker"] for i in g.brokers} for g in groups},
+                consumer_room, broker_room, work["rate_per_queue"], PERM_READ_WRITE)
+        specs = [AgentSpec(NAMESRV, "clusteremu.agents.rocketmq.namesrv:NameServer", {**common, "running": running})]
         for i, b in enumerate(brokers + list(joins)):
             f = joins.get(b)
             queues = f["queues"] if f and f["queues"] else cluster["queues_per_broker"]
@@ -223,7 +266,7 @@ class RocketMQModel:
                 **common, "topics": {g.topic: {"group": g.group, "queues": queues} for g in served},
                 "room": broker_room[b], "rate_per_queue": work["rate_per_queue"],
                 "stats_interval_s": work["stats_interval_s"], "assignment": assignment,
-                "trace_commits": work["trace_commits"],
+                "trace_commits": work["trace_commits"], "running": None if f else running,
             }, start_at=f["at"] if f else 0.0))
         strategy_params: dict[str, Any] = {}
         from clusteremu.strategies.rocketmq.registry import simple_name
@@ -244,7 +287,7 @@ class RocketMQModel:
                 "capacity": cluster["consumer_capacity"], "consume_tick_s": work["consume_tick_s"],
                 "consumption": work["consumption"],
                 "progress_interval_s": work["progress_interval_s"], "start_jitter_s": cluster["start_jitter_s"],
-                "all_consumers": all_consumers,
+                "all_consumers": all_consumers, "running": None if c in added else running,
             }, start_at=added.get(c, 0.0)))
         return specs
 

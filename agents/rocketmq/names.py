@@ -9,7 +9,9 @@ Components:
 * :func:`queue_key` / :func:`parse_queue_key`: the text of a ``MessageQueue`` in the trace,
   ``"<topic>/<brokerName>/<queueId>"`` (queue id -1: every queue of that broker, a POP assignment);
 * :func:`client_ip` / :func:`client_id`: RocketMQ's ``clientId``, ``<ip>@<instanceName>``, where the default
-  instance name becomes the process id (``changeInstanceNameToPID``), so that a restarted consumer has a new id.
+  instance name becomes the process id (``changeInstanceNameToPID``), so that a restarted consumer has a new id;
+* :func:`heartbeat_lease_key`: the name of a client's heartbeat lease with one broker
+  (``workload.heartbeats = "lease"``), which the broker reads back to know the channel's last heartbeat.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import re
 from clusteremu.strategies.rocketmq import MessageQueue
 
 __all__ = ["BROKER_NAME", "CONSUMER_NAME", "NAMESRV", "broker_name", "broker_names", "client_id", "client_ip",
-           "consumer_index", "consumer_names", "parse_queue_key", "queue_key", "queue_of"]
+           "consumer_index", "consumer_names", "heartbeat_lease_key", "parse_queue_key", "queue_key", "queue_of"]
 
 NAMESRV = "namesrv"
 BROKER_NAME = re.compile(r"broker-[a-z]+")
@@ -67,6 +69,14 @@ def client_ip(name: str) -> str:
     return f"10.0.{i // 250}.{i % 250 + 1}"
 
 
-def client_id(name: str, pid: int) -> str:
-    """``MQClientInstance``'s client id: ``ip@pid`` (the default instance name is replaced by the pid)."""
-    return f"{client_ip(name)}@{pid}"
+def client_id(name: str, pid: int, room: str = "") -> str:
+    """``MQClientInstance``'s client id: ``ip@pid`` (the default instance name is replaced by the pid); in a machine
+    room, ``ip@<room>#pid`` (a room-aware deployment puts the room in the instance name, where its
+    MachineRoomResolver reads it)."""
+    return f"{client_ip(name)}@{pid}" if not room else f"{client_ip(name)}@{room}#{pid}"
+
+
+def heartbeat_lease_key(cid: str, broker: str) -> str:
+    """The heartbeat lease of client ``cid`` with ``broker``: one per channel (a restarted client, a new id, has a
+    new lease, so it never keeps its former channel alive)."""
+    return f"HEARTBEAT {cid} {broker}"

@@ -37,15 +37,31 @@ class NameServer(JvmAgent):
     """The name server of the cluster (one agent: the model's clients use one name-server address)."""
 
     kind = "namesrv"
+    #: starts of this agent so far (a running start sets up the first one only; a restart starts empty)
+    starts = 0
 
     def on_start(self) -> None:
         p = self.params
         cfg = p["config"]
         self._routes: dict[str, dict[str, Any]] = {}  # brokerName -> {topics: {topic: (queues, perm)}, room, last}
+        self.starts += 1
+        if p["running"] is not None and self.starts == 1:
+            self._running_start(p["running"])
         self.executor("NSScheduledThread").schedule_periodic(
             p["timer_mode"], self._scan_not_active_broker, 5.0, seconds(cfg, "scanNotActiveBrokerInterval"),
             name="scanNotActiveBroker")
         self.start_gc(p["gc"])
+
+    def _running_start(self, state: dict[str, Any]) -> None:
+        """``cluster.start = "running"`` (:mod:`.running`): every initial broker's route is held already."""
+        topics: dict[str, dict[str, tuple[int, int]]] = {}
+        for topic, route in state["routes"].items():
+            for b, n, perm in route["queue_datas"]:
+                topics.setdefault(b, {})[topic] = (n, perm)
+        for b in sorted(topics):
+            self._routes[b] = {"topics": topics[b], "room": state["rooms"][b], "last": self.now}
+            self.emit("broker_route_registered", broker=b, topics=list(topics[b]),
+                      queues=sum(n for n, _perm in topics[b].values()), room=state["rooms"][b])
 
     def on_message(self, msg: Message) -> None:
         body = msg.body

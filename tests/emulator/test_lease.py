@@ -299,3 +299,20 @@ def test_a_crash_at_the_very_time_of_the_declaration_still_stops_the_lease():
     client.crash()
     n.run(30.0)
     assert n.agents["store"].leases.last("client", "k") in (None, 1.0)
+
+
+def test_ending_a_lease_while_the_client_runs_on_freezes_its_last_keep_alive_at_the_server():
+    # the client stops keeping contact with that server (it no longer talks to it) but does not stop itself
+    n = Net({"store": STORE, "client": (Agent, {})})
+    client = n.agents["client"]
+    n.run(1.0)
+    lease = Lease(client, "store", "k", 2.0).start()
+    n.run(10.4)
+    lease.end()
+    assert lease.state == "ended" and client.alive
+    n.run(30.0)
+    assert n.agents["store"].leases.last("client", "k") == pytest.approx(9.0)  # 1 + 4 periods: the last made
+    assert [m.kind for m in n.sent if m.src == "client"] == [LEASE_BEAT, "lease_notice"]
+    lease.end()  # ending twice is a no-op
+    n.run(40.0)
+    assert len([m for m in n.sent if m.src == "client"]) == 2

@@ -5,7 +5,7 @@ from clusteremu.agents.pulsar.ownership import OwnedBundles, Ownership
 
 
 def test_owned_bundles_version_changes_whenever_a_bundle_comes_or_goes():
-    owned, other = OwnedBundles(), OwnedBundles()
+    owned, other = OwnedBundles(lambda: None), OwnedBundles(lambda: None)
     seen = {owned.version, other.version}
     owned["a"] = Ownership()
     owned["b"] = Ownership()
@@ -21,7 +21,7 @@ def test_owned_bundles_version_changes_whenever_a_bundle_comes_or_goes():
 
 
 def test_owned_bundles_refuse_bulk_changes():
-    owned = OwnedBundles()
+    owned = OwnedBundles(lambda: None)
     for bulk in (owned.clear, lambda: owned.update({"a": Ownership()}), lambda: owned.setdefault("a", Ownership()),
                  owned.popitem):
         with pytest.raises(TypeError):
