@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -241,11 +242,7 @@ class ScheduledExecutor:
     def _skip(self, st: ScheduledTask) -> None:
         """Move ``st`` from its next run to its first run due at or after ``st.skip_to``."""
         first = st.runs
-        k = max(first, math.ceil((st.skip_to - st.start) / st.period))
-        while k > first and st.due(k - 1) >= st.skip_to:  # the float grid, not the real line
-            k -= 1
-        while st.due(k) < st.skip_to:
-            k += 1
+        k = self._first_due(st, first, sys.maxsize, st.skip_to)
         st.skip_to = -math.inf
         st.skipped_from = first
         st.runs = k

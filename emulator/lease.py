@@ -389,10 +389,6 @@ class LeaseTable:
 
     # -- what the server asks -------------------------------------------------------------------------------
     @property
-    def has_targets(self) -> bool:
-        return bool(self._by_target)
-
-    @property
     def has_fields(self) -> bool:
         """Whether some target has a keep-alive lease on one of its fields (reads need :meth:`view`)."""
         return bool(self._field_of)
