@@ -200,6 +200,23 @@ class Agent:
             yield gate._reopened
         return result
 
+    def call_then(self, dst: str, kind: str, body: dict | None, timeout: float,
+                  then: Callable[[dict | None], None]) -> None:
+        """:meth:`call` for a caller that is a chain of callbacks rather than a process: ``then(reply)`` (None
+        on a timeout) runs at the instant and in the place among other events where the process waiting in
+        ``call`` would resume — once no pause is in force. Nothing is sent while the agent is down, and ``then``
+        is never called after a crash (as a process's ``call`` ends with it)."""
+        self._msg_seq += 1
+        call_id = self._msg_seq
+        body = dict(body or {})
+        body["_call"] = call_id
+        if not self.alive:
+            return
+        env = self.env
+        self._outbox.append(Message(self.name, dst, kind, body, env._now, call_id))
+        self._calls[call_id] = _Continuation(self.gate, then)
+        call_later(env, timeout, lambda _ev: self._expire_call(call_id))
+
     def _expire_call(self, call_id: int) -> None:
         ev = self._calls.pop(call_id, None)
         if ev is not None:
@@ -271,6 +288,19 @@ class Agent:
         check_kind(kind)
         self._event_seq += 1
         self._events.append((self.env.now, self.name, self._event_seq, kind, fields))
+
+
+class _Continuation:
+    """Where :meth:`Agent.call_then` waits: answered as a call's event is (``succeed``), it runs the callback
+    when the gate is open, as a resumed process would check it first."""
+
+    __slots__ = ("gate", "then")
+
+    def __init__(self, gate: RunnableGate, then: Callable[[Any], None]) -> None:
+        self.gate, self.then = gate, then
+
+    def succeed(self, value: Any) -> None:
+        self.gate.on_open(lambda: self.then(value))
 
 
 AgentFactory = Callable[[str, AgentContext], Agent]

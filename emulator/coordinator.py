@@ -7,6 +7,8 @@ Components:
   the canonical order (send time, sender, sender's sequence number), so that the network's draws and its own
   events do not depend on placement — and starts the next window at the earliest pending event or delivery,
   skipping empty stretches of virtual time.
+* :class:`SoleCoordinator` — one in-process worker (``inproc``): the same windows, run inside the worker, which
+  routes its agents' messages itself at each window's end (every receiver is its own).
 * :class:`MeshCoordinator` — worker processes (``procs:N``, ``tcp``). The workers run the same windows among
   themselves (``transport.mesh``: each routes its own agents' messages and sends the others' to their workers);
   this side starts them, watches them, and writes the network's and the fault schedule's events, numbered as
@@ -25,6 +27,7 @@ from .messages import Message
 from .network import NetworkModel
 from .trace.writer import SegmentWriter
 from .transport.base import WorkerLink
+from .transport.inproc import InprocLink
 from .transport.mesh import LoopStats
 
 NETWORK_AGENT = "network"
@@ -111,10 +114,7 @@ class Coordinator:
             if sent:
                 self._route(sent)
             self._pass_boundaries(end)
-            if self._net_events:
-                stats.events += len(self._net_events)
-                self._net_writer.write(self._net_events)
-                self._net_events.clear()
+            self._write_net_events()
             if self._progress is not None:
                 now = time.perf_counter()
                 if now - last_progress >= self._progress_every:
@@ -123,10 +123,7 @@ class Coordinator:
                     self._progress(end, stats)
         self._pass_boundaries(self.until)
         stats.virtual_time = self.until
-        if self._net_events:
-            stats.events += len(self._net_events)
-            self._net_writer.write(self._net_events)
-            self._net_events.clear()
+        self._write_net_events()
         stats.wall_seconds = time.perf_counter() - started
         if self._progress is not None:
             self._progress(stats.virtual_time, stats)
@@ -139,6 +136,12 @@ class Coordinator:
             self._boundary_seq += 1
             self._net_events.append((t, self._boundary_agent, self._boundary_seq, kind, dict(fields)))
 
+    def _write_net_events(self) -> None:
+        if self._net_events:
+            self.stats.events += len(self._net_events)
+            self._net_writer.write(self._net_events)
+            self._net_events.clear()
+
     def _route(self, sent: list[Message]) -> None:
         sent.sort(key=lambda m: (m.sent_t, m.src, m.seq))
         route = self.network.route
@@ -149,6 +152,54 @@ class Coordinator:
                 heapq.heappush(pending, (msg.delivery_key, msg))
             else:
                 self.stats.dropped += 1
+
+
+class SoleCoordinator(Coordinator):
+    """One in-process worker (``inproc``; ``links`` holds its one :class:`~.transport.inproc.InprocLink`): the
+    same windows as :class:`Coordinator`, run inside the worker (:meth:`~.worker.Worker.run_alone`), and the same
+    events of the network and the fault schedule, numbered the same way."""
+
+    def __init__(self, links: Sequence[WorkerLink], *args: Any, **kwargs: Any) -> None:
+        if len(links) != 1 or not isinstance(links[0], InprocLink):
+            raise ValueError("SoleCoordinator runs exactly one in-process worker")
+        super().__init__(links, *args, **kwargs)
+        self._drops: list[tuple[float, str, dict]] = []
+        self._started = self._last_progress = 0.0
+
+    def _emit_network(self, kind: str, t: float, **fields) -> None:
+        self._drops.append((t, kind, fields))  # numbered after the window's routing (see _after_window)
+
+    def run(self) -> CoordinatorStats:
+        """Run windows until ``until`` or until nothing is left to happen."""
+        self._started = self._last_progress = time.perf_counter()
+        stats = self.stats
+        worker = self.links[0].worker  # type: ignore[attr-defined]  (an InprocLink: checked above)
+        worker.run_alone(self.until, self.network.lookahead, self.network.route, self._after_window, stats)
+        self._after_window(self.until)
+        stats.virtual_time = self.until
+        stats.wall_seconds = time.perf_counter() - self._started
+        if self._progress is not None:
+            self._progress(stats.virtual_time, stats)
+        return stats
+
+    def _after_window(self, end: float) -> None:
+        if self._drops:
+            # Coordinator numbers the drops in (send time, sender, sequence) order; a window's messages were
+            # routed sender by sender in each one's order, so a stable sort by (send time, sender) gives it.
+            self._drops.sort(key=lambda d: (d[0], d[2]["src"]))
+            for t, kind, fields in self._drops:
+                super()._emit_network(kind, t, **fields)
+            self._drops.clear()
+        self._pass_boundaries(end)
+        self._write_net_events()
+        if self._progress is not None:
+            now = time.perf_counter()
+            if now - self._last_progress >= self._progress_every:
+                self._last_progress = now
+                stats = self.stats
+                stats.virtual_time = end
+                stats.wall_seconds = now - self._started
+                self._progress(end, stats)
 
 
 class Mesh(Protocol):

@@ -24,8 +24,9 @@ kernel store's) and the election's path:
 
 Neither component emits events: the agent writes its own, with the kernel's kind for winning an election,
 ``leader_elected`` (declared here so that any system's trace can say who led when; ``Trace.leader_at`` reads it
-with the store's ``leader_vacant``). Both run as the agent's processes and belong to one
-run of the agent (create them in ``on_start``), so a stop-the-world pause or a crash of the agent stops them.
+with the store's ``leader_vacant``). Both run as the agent's (the session's pings as timer callbacks that step
+exactly where a process would) and belong to one run of the agent (create them in ``on_start``), so a
+stop-the-world pause or a crash of the agent stops them.
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from typing import Any, Callable, Generator
 
 from .agent import Agent
 from .lease import KEEPALIVE, Lease, cancel_scope
+from .timer import call_first, call_later
 from .trace.kinds import declare
 
 __all__ = ["LeaderElection", "MetadataSession", "StoreProtocol"]
@@ -89,7 +91,7 @@ class MetadataSession:
             sid = self.id
             self.lease("session", timeout / 3.0, on_reply=lambda body: self._lease_reply(sid, body))
         else:
-            a.spawn(self._heartbeat(self.id, timeout))
+            _Pings(self, self.id, timeout)
         return True
 
     def lease(self, key: str, period_s: float, *, form: str = KEEPALIVE, target: str | None = None,
@@ -136,17 +138,54 @@ class MetadataSession:
         cancel_scope(self.agent, sid)
         self.on_lost()
 
-    def _heartbeat(self, session: str, timeout: float) -> Generator:
-        # ZooKeeper clients ping at a third of the session timeout when idle; a pause stops the pings.
-        a = self.agent
-        while self.id == session:
-            yield from a.sleep(timeout / 3.0)
-            if self.id != session:
-                return
-            r = yield from a.call(self.protocol.store, self.protocol.ping, {"session": session}, timeout=timeout / 3.0)
-            if r is not None and r.get("expired") and self.id == session:
-                self.expired()
-                return
+
+class _Pings:
+    """A session's pings: a ZooKeeper client pings at a third of the session timeout when idle, waits for the
+    answer (or as long again), and a pause stops it. This is the agent's process that would sleep and ``call``
+    in a loop, as timer callbacks: each step at the same instant and in the same place among the other events
+    (its first sleep begins at an urgent event, as a process's first step does; it waits for the gate where the
+    process would), without a process's own events (a thousand brokers ping every ten seconds). It ends with the
+    session or the agent's run."""
+
+    __slots__ = ("session", "sid", "period", "running")
+
+    def __init__(self, session: MetadataSession, sid: str, timeout: float) -> None:
+        self.session, self.sid, self.period = session, sid, timeout / 3.0
+        self.running = True
+        session.agent.on_crash(self._stop)
+        call_first(session.agent.env, self._sleep)
+
+    def _stop(self) -> None:
+        self.running = False
+
+    def _sleep(self, _event: object = None) -> None:
+        if self.running and self.session.id == self.sid:
+            call_later(self.session.agent.env, self.period, self._woke)
+        else:
+            self.running = False
+
+    def _woke(self, _event: object = None) -> None:
+        if not self.running:
+            return
+        session = self.session
+        gate = session.agent.gate
+        if gate._reopened is not None:  # paused: carry on when it ends, as a sleeping process would
+            gate._reopened.callbacks.append(self._woke)
+            return
+        if session.id != self.sid:
+            self.running = False
+            return
+        session.agent.call_then(session.protocol.store, session.protocol.ping, {"session": self.sid}, self.period,
+                                self._answered)
+
+    def _answered(self, reply: dict | None) -> None:
+        if not self.running:
+            return
+        if reply is not None and reply.get("expired") and self.session.id == self.sid:
+            self.running = False
+            self.session.expired()
+            return
+        self._sleep()
 
 
 class LeaderElection:

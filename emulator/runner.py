@@ -13,7 +13,7 @@ from typing import Any, Callable
 from clusteremu.scenarios.loader import MAX_DURATION_S, Scenario
 
 from . import faults
-from .coordinator import NETWORK_AGENT, Coordinator, CoordinatorStats, MeshCoordinator
+from .coordinator import NETWORK_AGENT, Coordinator, CoordinatorStats, MeshCoordinator, SoleCoordinator
 from clusteremu.base.errors import InputError
 from .manifest import new_manifest, write_manifest
 from .models import AgentSpec, load_model
@@ -149,7 +149,9 @@ def execute(
                 worker.attach_network(network)
                 links.append(InprocLink(worker))
             net_writer = SegmentWriter(run_dir / "events", "net", seg)
-            stats = Coordinator(links, network, until, net_writer, progress, boundaries=boundaries).run()
+            # one worker holds every receiver: its windows need no coordinator round
+            coordinator = SoleCoordinator if len(links) == 1 else Coordinator
+            stats = coordinator(links, network, until, net_writer, progress, boundaries=boundaries).run()
         else:
             # worker processes run the windows among themselves; each builds its own copy of the network model
             zmq_workers = ZmqWorkers(kind, n_workers, transport)

@@ -13,9 +13,9 @@ from heapq import heappush
 from typing import Any, Callable
 
 import simpy
-from simpy.events import NORMAL
+from simpy.events import NORMAL, URGENT
 
-__all__ = ["Timer", "call_at", "call_later", "pause"]
+__all__ = ["Timer", "call_at", "call_later", "call_first", "pause"]
 
 
 class Timer:
@@ -46,6 +46,14 @@ def call_at(env: simpy.Environment, t: float, callback: Callable[[Any], None]) -
         raise ValueError(f"time {t} is before now ({env._now})")
     timer = Timer(callback)
     heappush(env._queue, (t, NORMAL, next(env._eid), timer))
+    return timer
+
+
+def call_first(env: simpy.Environment, callback: Callable[[Any], None]) -> Timer:
+    """Call ``callback(timer)`` now, where a process started now would take its first step: ``env.process``
+    schedules that step as an urgent event, ahead of the normal ones due at the same time."""
+    timer = Timer(callback)
+    heappush(env._queue, (env._now, URGENT, next(env._eid), timer))
     return timer
 
 

@@ -7,8 +7,10 @@ segments, and hands back the messages its agents sent. It never sees another wor
 from __future__ import annotations
 
 import gc
+import math
 from heapq import heappop, heappush
 from pathlib import Path
+from typing import Callable, Protocol
 
 import simpy
 from simpy.events import NORMAL
@@ -26,6 +28,27 @@ from .trace.writer import DEFAULT_SEGMENT_BYTES, SegmentWriter, WriterSummary
 #: keep many long-lived ones; with CPython's defaults (700, 10, 10) collection took about a fifth of a run's wall
 #: time (measured on the reconnect storm of ``benchmarks/transport_bench.py``). Garbage is only collected later.
 GC_THRESHOLDS = (10_000, 20, 20)
+
+
+def _run_window(env: simpy.Environment, until: float) -> None:
+    """Run every event due before ``until``, then stand the clock at ``until``.
+
+    Stepped by hand rather than ``env.run(until=...)``: SimPy leaves its stop event in the queue, which would make
+    ``peek()`` report the window's end instead of the next real event. The loop is ``Environment.step``'s, inlined
+    (millions of steps an hour at scale); no StopSimulation is ever raised here."""
+    queue = env._queue
+    while queue and queue[0][0] < until:
+        env._now, _, _, event = heappop(queue)
+        callbacks, event.callbacks = event.callbacks, None
+        for callback in callbacks:
+            callback(event)
+        if not event._ok and not hasattr(event, "_defused"):
+            # a failed event nobody handled: crash the run, as Environment.step does
+            exc = type(event._value)(*event._value.args)
+            exc.__cause__ = event._value
+            raise exc
+    if env._now < until:
+        env._now = until
 
 
 def _deliver(timer: "_Delivery") -> None:
@@ -98,29 +121,9 @@ class Worker:
         env = self.env
         if since > env._now:
             env._now = since
-        now = env._now
-        queue = env._queue
-        agents = self.agents
         for msg in inbound:
-            # env.timeout(msg.deliver_t - now)'s queue entry, with the message and its receiver for callback
-            delay = msg.deliver_t - now
-            if delay < 0:
-                raise ValueError(f"message {msg.kind!r} to {msg.dst} due at {msg.deliver_t} before now ({now})")
-            heappush(queue, (now + delay, NORMAL, next(env._eid), _Delivery(msg, agents[msg.dst])))
-        # Step by hand rather than env.run(until=...): SimPy leaves its stop event in the queue, which would
-        # make peek() report the window's end instead of the next real event. The loop is Environment.step's,
-        # inlined (millions of steps an hour at scale); no StopSimulation is ever raised here.
-        while queue and queue[0][0] < until:
-            env._now, _, _, event = heappop(queue)
-            callbacks, event.callbacks = event.callbacks, None
-            for callback in callbacks:
-                callback(event)
-            if not event._ok and not hasattr(event, "_defused"):
-                # a failed event nobody handled: crash the run, as Environment.step does
-                exc = type(event._value)(*event._value.args)
-                exc.__cause__ = event._value
-                raise exc
-        env._now = max(env._now, until)
+            self._schedule_delivery(msg)
+        _run_window(env, until)
         n = len(self._events)
         self.writer.write(self._events)
         self._events.clear()
@@ -128,5 +131,80 @@ class Worker:
         self._outbox.clear()
         return out, env.peek(), n
 
+    def _schedule_delivery(self, msg: Message) -> None:
+        """``env.timeout(msg.deliver_t - now)``'s queue entry, with the message and its receiver for callback."""
+        env = self.env
+        now = env._now
+        delay = msg.deliver_t - now
+        if delay < 0:
+            raise ValueError(f"message {msg.kind!r} to {msg.dst} due at {msg.deliver_t} before now ({now})")
+        heappush(env._queue, (now + delay, NORMAL, next(env._eid), _Delivery(msg, self.agents[msg.dst])))
+
+    def run_alone(
+        self,
+        until: float,
+        lookahead: float,
+        route: Callable[[Message], bool],
+        after_window: Callable[[float], None],
+        stats: "RunCounts",
+        write_every: int = 8192,
+    ) -> None:
+        """Run every window up to ``until`` as the run's only worker, with no link in between.
+
+        The windows are the coordinator's, one after another, exactly: each starts at the earliest event or
+        delivery, lasts ``lookahead``, receives the deliveries due in it in canonical order at its start, from
+        the previous window's end; what its agents sent is routed at its end (``route(msg)`` sets the delivery
+        time, False when dropped; a sender's messages in its own order, which is all its random stream sees).
+        ``after_window(end)`` is called after each window's routing; ``stats`` counts the windows, the messages
+        routed, those dropped and the events written as they happen. Since every receiver is here, nothing needs
+        to leave the worker between windows, which is what a window costs in the coordinator.
+        Events are written in batches of at least ``write_every`` (windows are consecutive spans of time, so the
+        writer's canonical order is the same whatever the batching).
+        """
+        env = self.env
+        queue = env._queue
+        outbox = self._outbox
+        events = self._events
+        write = self.writer.write
+        pending: list[tuple[float, str, str, int, Message]] = []  # heap in canonical delivery order
+        inf = math.inf
+        while True:
+            t_next = queue[0][0] if queue else inf
+            if pending and pending[0][0] < t_next:
+                t_next = pending[0][0]
+            if t_next >= until:  # inf included
+                break
+            end = min(t_next + lookahead, until)
+            # as Worker.advance(end, due, since): the clock stands at the previous window's end
+            while pending and pending[0][0] < end:
+                self._schedule_delivery(heappop(pending)[4])
+            _run_window(env, end)
+            stats.windows += 1
+            if outbox:
+                for msg in outbox:
+                    stats.messages += 1
+                    if route(msg):
+                        heappush(pending, (msg.deliver_t, msg.dst, msg.src, msg.seq, msg))
+                    else:
+                        stats.dropped += 1
+                outbox.clear()
+            if len(events) >= write_every:
+                stats.events += len(events)
+                write(events)
+                events.clear()
+            after_window(end)
+        stats.events += len(events)
+        write(events)
+        events.clear()
+
     def finish(self) -> WriterSummary:
         return self.writer.close()
+
+
+class RunCounts(Protocol):
+    """What :meth:`Worker.run_alone` counts into (the coordinator's stats)."""
+
+    windows: int
+    messages: int
+    dropped: int
+    events: int

@@ -93,6 +93,30 @@ def _spreads(keys: list[str]) -> np.ndarray:
     return np.array(out, dtype=np.int64)
 
 
+@functools.lru_cache(maxsize=64)
+def _filled(keys: tuple[str, ...], n: int, first_capacity: int) -> tuple[dict[str, int], int]:
+    """An empty ``HashMap`` of table length ``n`` (0: none yet, ``first_capacity`` at the first put) after putting
+    ``keys``: its entries (key -> spread, in put order; read-only, copied by the caller) and table length."""
+    entries: dict[str, int] = {}
+    for key in keys:
+        if key in entries:
+            continue
+        if n == 0:
+            n = first_capacity
+        entries[key] = _cached_spread(key)
+        if len(entries) > (n * 3) // 4 and n < _MAX_CAPACITY:
+            n <<= 1
+    return entries, n
+
+
+@functools.lru_cache(maxsize=64)
+def _bucket_order(keys: tuple[str, ...], mask: int) -> tuple[str, ...]:
+    """``keys`` (in put order) in the iteration order of a ``HashMap`` whose bucket mask is ``mask``: by bucket,
+    ties in put order."""
+    buckets = [_cached_spread(k) & mask for k in keys]
+    return tuple(keys[i] for i in sorted(range(len(keys)), key=buckets.__getitem__))
+
+
 def table_size_for(cap: int) -> int:
     """``HashMap.tableSizeFor``: the smallest power of two >= ``cap`` (at least 1, at most 2^30)."""
     n = 1
@@ -126,9 +150,9 @@ class JavaHashMapOrder:
             # ConcurrentHashMap(int): tableSizeFor(initialCapacity + initialCapacity/2 + 1)
             self._first_capacity = table_size_for(initial_capacity + (initial_capacity >> 1) + 1)
         self._capacity = 0  # no table before the first put, as in Java
-        self._entries: dict[str, tuple[int, int]] = {}  # key -> (hash spread, put sequence)
-        self._seq = 0
-        self._order: list[str] | None = None  # the hashmap order, until the next change
+        self._entries: dict[str, int] = {}  # key -> hash spread, in put order
+        self._seq = 0  # puts so far (a change since an order was computed)
+        self._order: tuple[str, ...] | None = None  # the hashmap order, until the next change
         self._table: list[list[tuple[int, str]]] | None = None  # the concurrent map's bins
 
     @property
@@ -152,7 +176,7 @@ class JavaHashMapOrder:
             if self.kind == "concurrent":
                 self._table = [[] for _ in range(self._capacity)]
         h = _cached_spread(key)
-        entries[key] = (h, self._seq)
+        entries[key] = h
         self._seq += 1
         self._order = None
         n = self._capacity
@@ -172,6 +196,15 @@ class JavaHashMapOrder:
             for key in keys:
                 self.put(key)
             return
+        if not self._entries:
+            # an empty map filled from a list: the same puts give the same map (a leader fills a fresh set with
+            # the same 1,000 brokers several times per placement)
+            filled, n = _filled(keys if type(keys) is tuple else tuple(keys), self._capacity, self._first_capacity)
+            if filled:
+                self._entries = dict(filled)
+                self._capacity, self._order = n, None
+                self._seq += len(filled)
+            return
         entries = self._entries
         n, seq, size = self._capacity, self._seq, len(entries)
         for key in keys:
@@ -179,7 +212,7 @@ class JavaHashMapOrder:
                 continue
             if n == 0:
                 n = self._first_capacity
-            entries[key] = (_cached_spread(key), seq)
+            entries[key] = _cached_spread(key)
             seq += 1
             size += 1
             if size > (n * 3) // 4 and n < _MAX_CAPACITY:
@@ -194,7 +227,7 @@ class JavaHashMapOrder:
             return
         self._order = None
         if self._table is not None:
-            bucket = self._table[entry[0] & (self._capacity - 1)]
+            bucket = self._table[entry & (self._capacity - 1)]
             bucket[:] = [node for node in bucket if node[1] != key]
 
     def retain(self, kept: Iterable[str]) -> None:
@@ -216,11 +249,8 @@ class JavaHashMapOrder:
             return [key for bucket in self._table for _, key in bucket]
         if self._order is None:
             # by bucket, ties in put order: the entries are in put order already (a key put again after its
-            # removal goes to the end with a new sequence number), so a stable sort by bucket alone
-            mask = self._capacity - 1
-            keys = list(self._entries)
-            buckets = [h & mask for h, _ in self._entries.values()]
-            self._order = [keys[i] for i in sorted(range(len(keys)), key=buckets.__getitem__)]
+            # removal goes to the end), so a stable sort by bucket alone
+            self._order = _bucket_order(tuple(self._entries), self._capacity - 1)
         return list(self._order)
 
     def __iter__(self) -> Iterator[str]:

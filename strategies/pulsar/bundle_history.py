@@ -282,12 +282,13 @@ class BundleHistory:
         samples = self._cur[:, :stop]
         for row, cap in enumerate(_CAPS):
             active = self._active[row, :stop]
-            todo = np.flatnonzero(active)
-            if len(todo) == 0:
+            n_todo = int(np.count_nonzero(active))  # (no index array for the whole-row path below)
+            if n_todo == 0:
                 continue
             num = self._num[row, :stop]
             val = self._val[row, :, :stop]
-            if len(todo) * 8 <= stop:
+            if n_todo * 8 <= stop:
+                todo = np.flatnonzero(active)
                 n = num[todo] + 1
                 np.minimum(n, cap, out=n)
                 num[todo] = n

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from clusteremu.emulator.agent import Agent
 from clusteremu.emulator.messages import Message
@@ -117,3 +118,56 @@ def test_call_returns_the_reply_or_none_after_the_timeout(harness):
     harness.env.run(until=5)
     assert got[0]["pong"] == 7
     assert got[1] is None
+
+
+@pytest.mark.parametrize("pause_at, replies, last_at", [
+    (None, [7, None], 1.021),
+    (0.005, [None, None], 2.005),  # the reply is held past the call's timeout (1.0), which waits for the end
+    (0.5, [7, None], 1.5),  # the second call times out at 1.021, in the pause (0.5 to 1.5)
+])
+def test_call_then_hands_the_reply_or_the_timeout_over_where_a_waiting_process_would_resume(
+        harness, pause_at, replies, last_at):
+    # The same two calls (one answered, one timing out), made by a process with call and by callbacks with
+    # call_then, log the same replies at the same times; a pause holds the reply, or the timeout, until it ends.
+    logs = []
+    for style in ("process", "callbacks"):
+        h = type(harness)()
+        agents = route_all(h)
+        a = h.agent(name="a")
+        agents.update(a=a, b=h.agent(Echo, name="b"), nobody=h.agent(name="nobody"))
+        log = []
+        if pause_at is not None:
+            h.env.timeout(pause_at).callbacks.append(lambda _ev: a.stop_the_world(1.0))
+        if style == "process":
+            def client():
+                reply = yield from a.call("b", "ping", {"n": 7}, timeout=1.0)
+                log.append((h.env.now, reply))
+                reply = yield from a.call("nobody", "ping", {"n": 8}, timeout=1.0)
+                log.append((h.env.now, reply))
+            a.spawn(client())
+        else:
+            def second(reply):
+                log.append((h.env.now, reply))
+
+            def first(reply):
+                log.append((h.env.now, reply))
+                a.call_then("nobody", "ping", {"n": 8}, 1.0, second)
+            a.call_then("b", "ping", {"n": 7}, 1.0, first)
+        h.env.run(until=5)
+        logs.append(log)
+    assert logs[0] == logs[1]
+    assert [r["pong"] if r else r for _t, r in logs[0]] == replies
+    assert logs[0][-1][0] == pytest.approx(last_at)
+
+
+def test_call_then_is_never_answered_after_a_crash(harness):
+    agents = route_all(harness)
+    a = harness.agent(name="a")
+    agents.update(a=a, b=harness.agent(Echo, name="b"))
+    got = []
+    a.call_then("b", "ping", {"n": 1}, 1.0, got.append)
+    harness.env.timeout(0.005).callbacks.append(lambda _ev: a.crash())
+    harness.env.run(until=5)
+    assert got == []
+    a.call_then("b", "ping", {"n": 2}, 1.0, got.append)  # down: nothing is sent
+    assert harness.outbox == []

@@ -2,7 +2,7 @@
 import pytest
 import simpy
 
-from clusteremu.emulator.timer import call_later, pause
+from clusteremu.emulator.timer import call_first, call_later, pause
 
 
 def _schedule(env: simpy.Environment, light: bool, log: list) -> None:
@@ -62,3 +62,25 @@ def test_negative_delays_are_refused():
         call_later(env, -1.0, lambda _ev: None)
     with pytest.raises(ValueError, match="negative delay"):
         pause(env, -0.5)
+
+
+def test_call_first_runs_where_a_process_started_now_takes_its_first_step():
+    runs = []
+    for light in (False, True):
+        env, log = simpy.Environment(), []
+
+        def first_step(tag):
+            log.append((env.now, tag))
+            yield env.timeout(0.0)
+
+        def at_one(_ev):
+            env.timeout(0.0).callbacks.append(lambda _e: log.append((env.now, "normal, scheduled first")))
+            if light:
+                call_first(env, lambda _t: log.append((env.now, "started")))
+            else:
+                env.process(first_step("started"))
+
+        env.timeout(1.0).callbacks.append(at_one)
+        env.run()
+        runs.append(log)
+    assert runs[0] == runs[1] == [(1.0, "started"), (1.0, "normal, scheduled first")]

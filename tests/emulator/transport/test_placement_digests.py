@@ -77,8 +77,9 @@ def test_hash_placement_over_processes_gives_the_same_digest(tmp_path):
 
 
 def test_network_faults_give_the_same_dropped_messages_numbered_the_same_way_in_worker_processes(tmp_path):
-    # Worker processes route their own agents' messages: the drops of several workers must be numbered as the
-    # in-process coordinator numbers them, and delayed messages must arrive at the same times.
+    # Worker processes route their own agents' messages, and so does the one in-process worker (``inproc``) at
+    # each window's end: the drops must be numbered as the coordinator of several in-process workers numbers them
+    # (in send-time, sender, sequence order), and delayed messages must arrive at the same times.
     base = load_scenario("kernel-heartbeat", ["cluster.members=8"])
     data = copy.deepcopy(base.data)
     data["faults"] = [
@@ -92,7 +93,7 @@ def test_network_faults_give_the_same_dropped_messages_numbered_the_same_way_in_
     ref = execute(sc, tmp_path / "ref", until=UNTIL)
     assert ref.manifest["stats"]["dropped"] > 20
     ref_events = [e.as_dict() for e in open_run(ref.run_dir).events() if e.agent in ("network", "faults")]
-    for agents in ("procs:2", "procs:3"):
+    for agents in ("inproc:3", "procs:2", "procs:3"):
         other = execute(sc, tmp_path / agents.replace(":", "-"), until=UNTIL, agents=agents)
         assert_same_run(ref, other, agents)
         assert [e.as_dict() for e in open_run(other.run_dir).events() if e.agent in ("network", "faults")] == ref_events
