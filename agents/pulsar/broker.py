@@ -154,6 +154,7 @@ class Broker(JvmAgent):
         self.ownership.release_all("session_lost")
         if self.xchannel is not None:
             self.xchannel.drop_held("broker_down")
+            self.xchannel.on_session_event(lost=True)
         if self.config["zookeeperSessionExpiredPolicy"] == "shutdown":
             self.crash("session expired")
             return
@@ -163,6 +164,8 @@ class Broker(JvmAgent):
     def _reconnect(self) -> Generator:
         ok = yield from self._open_session()
         if ok:
+            if self.xchannel is not None:
+                self.xchannel.on_session_event(lost=False)
             yield from self.leadership.run()
 
     # -- graceful stop, crash -------------------------------------------------------------------------------

@@ -37,7 +37,9 @@ declare("bundle_split", "A bundle was split into `children` with `algorithm`.", 
         bundle="str", children="list", algorithm="str")
 
 # -- brokers: ownership ----------------------------------------------------------------------------------------
-declare("bundle_owned", "The broker took ownership of `bundle` (`via`: lookup, transfer, split).", _M,
+declare("bundle_owned", "The broker took ownership of `bundle` (`via`: lookup, initial (preassigned at start), split; "
+        "with the extensible load manager: assign, transfer, override (the channel owner's ownership monitor settled a "
+        "service unit left in flight or held by an inactive broker on this one)).", _M,
         bundle="str", via="str")
 declare("bundle_unloaded", "The broker released `bundle` and closed its topics (`reason`: shedding (with the "
         "extensible load manager's transfer too: `destination` then names the new owner and the clients are told "

@@ -10,14 +10,20 @@ name it:
   until the destination owns the bundle (``loadBalancerMultiPhaseBundleUnload``); a plain *unload* disconnects
   the clients at once and publishes ``Free``;
 * ``Owned`` with ``src`` = me (the end of a transfer) → disconnect the clients, telling them the new owner,
-  so that they connect to it directly, without a lookup or a back-off.
+  so that they connect to it directly, without a lookup or a back-off;
+* a *forced* ``Owned`` (an override by the channel owner's ownership monitor or its clean-up of an inactive
+  broker, see :mod:`clusteremu.strategies.pulsar.extensible.ownership_monitor`) with ``dst`` = me → own the
+  bundle; clients this broker still holds for the bundle (a transfer that never completed) are closed — told
+  this broker when it is the new owner (a rollback), left to look the topic up again otherwise.
 
 Lookups read the table view: an owned bundle answers Connect to its owner; a bundle in flight makes the lookup
 wait until it settles (up to ``loadBalancerInFlightServiceUnitStateWaitingTimeInMillis``); an unowned one is
 assigned by the channel owner (the leader, see :mod:`.extensible_load_manager`) and answered once owned.
 
 ``Free`` is stored as the deletion of the bundle's record (what compaction does to a tombstone), so that the
-next assignment can claim it with the store's atomic create.
+next assignment can claim it with the store's atomic create. Each record carries its publisher's ``timestamp``
+(virtual epoch ms), which the ownership monitor ages in-flight states by, and ``force`` (an override, accepted
+whatever the current state).
 """
 from __future__ import annotations
 
@@ -41,7 +47,10 @@ CHANNEL_PREFIX = "/loadbalance/service-unit-state/"
 _M = __name__
 declare("service_unit_state", "A broker published a service-unit state transition of `bundle` on the extensible "
         "load manager's channel: `state` (Assigning, Owned, Releasing, Free), `src` the releasing owner, `dst` the "
-        "new owner (\"\" when none), `reason` (assign, transfer, unload, shutdown, orphaned).", _M,
+        "new owner (\"\" when none), `reason` (assign, transfer, unload, shutdown, orphaned; the channel owner's "
+        "overrides: roll_forward, rollback, splitting (in-flight states older than "
+        "loadBalancerInFlightServiceUnitStateWaitingTimeInMillis) and inactive_broker (the clean-up of a broker "
+        "the ownership monitor found gone)).", _M,
         bundle="str", state="str", src="str", dst="str", reason="str")
 
 #: transitions are checked against the metadata-store storage rules (the channel lives in the store here)
@@ -60,15 +69,17 @@ class UnitRecord:
     src: str
     version: int
     reason: str = ""
+    timestamp: int = 0
+    force: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"state": self.state.value, "dst": self.dst, "src": self.src, "version": self.version,
-                "reason": self.reason}
+                "reason": self.reason, "timestamp": self.timestamp, "force": self.force}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "UnitRecord":
         return cls(ServiceUnitState(data["state"]), data["dst"], data["src"], int(data["version"]),
-                   data.get("reason", ""))
+                   data.get("reason", ""), int(data.get("timestamp", 0)), bool(data.get("force", False)))
 
 
 class ServiceUnitChannel:
@@ -81,6 +92,15 @@ class ServiceUnitChannel:
         # bundle -> (topic index -> client) of a transfer whose clients stay connected until the destination owns it
         self._held_clients: dict[str, tuple[dict[int, str], str]] = {}
         self.in_flight_wait_s = broker.config["loadBalancerInFlightServiceUnitStateWaitingTimeInMillis"] / 1000.0
+        # handleMetadataSessionEvent: the last SessionLost / SessionReestablished (a broker starts as re-established
+        # at time 0, so Stable), which the ownership monitor checks before acting
+        self.session_lost = False
+        self.last_session_event_ms = 0
+
+    def on_session_event(self, lost: bool) -> None:
+        """The broker's metadata session was lost, or re-established after a loss."""
+        self.session_lost = lost
+        self.last_session_event_ms = self.b.now_ms()
 
     # -- table view -----------------------------------------------------------------------------------------
     def start(self) -> Generator:
@@ -108,6 +128,8 @@ class ServiceUnitChannel:
             self.b.spawn(self._release(bundle, record))
         elif record.state is ServiceUnitState.Owned and record.src == me:
             self._disconnect_held(bundle, record.dst)
+        elif record.state is ServiceUnitState.Owned and record.force:
+            self._take_override(bundle, record)
         elif record.state is ServiceUnitState.Owned and record.dst != me and bundle in self.b.ownership.owned:
             # Someone else owns it now (an override after this broker was thought gone): stop serving it.
             self.b.ownership.release(bundle, reason="orphaned", destination=record.dst, delete=False)
@@ -118,25 +140,27 @@ class ServiceUnitChannel:
 
     # -- publishing -----------------------------------------------------------------------------------------
     def publish(self, bundle: str, state: ServiceUnitState, dst: str, src: str, reason: str,
-                create: bool = False) -> Generator[Any, Any, dict | None]:
-        """Write a transition (``create``: only if the bundle has no record, the store's atomic create)."""
+                create: bool = False, force: bool = False) -> Generator[Any, Any, dict | None]:
+        """Write a transition (``create``: only if the bundle has no record, the store's atomic create;
+        ``force``: an override, which the conflict check lets through whatever the current state)."""
         old = self.view.get(bundle)
         version = (old.version + 1) if old is not None else 1
-        if not create and old is not None and not is_valid_transition(old.state, state, _STORAGE):
+        if not create and not force and old is not None and not is_valid_transition(old.state, state, _STORAGE):
             return {"ok": False, "invalid": True}  # a stale view: the channel's conflict check refuses it
-        record = UnitRecord(state, dst, src, version, reason)
+        record = UnitRecord(state, dst, src, version, reason, self.b.now_ms(), force)
         op = "create" if create else "set"
         r = yield from self.b.store.op(op, {"path": CHANNEL_PREFIX + bundle, "data": record.to_dict()})
         if r is not None and r.get("ok"):
             self.b.emit("service_unit_state", bundle=bundle, state=state.value, src=src, dst=dst, reason=reason)
         return r
 
-    def publish_free(self, bundle: str, src: str, reason: str) -> Generator:
+    def publish_free(self, bundle: str, src: str, reason: str) -> Generator[Any, Any, dict | None]:
         """``Free``: the record is deleted (a tombstone), so the bundle can be assigned afresh."""
         r = yield from self.b.store.op("delete", {"path": CHANNEL_PREFIX + bundle})
         if r is not None and r.get("ok"):
             self.b.emit("service_unit_state", bundle=bundle, state=ServiceUnitState.Free.value, src=src, dst="",
                         reason=reason)
+        return r
 
     # -- the owner's side of the protocol -------------------------------------------------------------------
     def claim_initial(self, bundle: str) -> Generator[Any, Any, str | None]:
@@ -176,6 +200,26 @@ class ServiceUnitChannel:
         else:
             yield from self.publish_free(bundle, b.name, "unload")
 
+    def _take_override(self, bundle: str, record: UnitRecord) -> None:
+        """A forced ``Owned``: the named broker owns the bundle (``handleOwnEvent`` on a forced record); clients
+        held for a transfer it replaced are let go."""
+        b = self.b
+        me = b.name
+        if record.dst == me and bundle not in b.ownership.owned and not b.stopping:
+            b.ownership.own(bundle, via="override")
+        elif record.dst != me and bundle in b.ownership.owned:
+            b.ownership.release(bundle, reason="orphaned", destination=record.dst, delete=False)
+        if bundle in self._held_clients and record.dst == me:
+            self._disconnect_held(bundle, me)  # a rollback: the clients reconnect here
+        elif bundle in self._held_clients:
+            self._drop_held_bundle(bundle, "unload")  # a roll forward elsewhere: they look the topic up again
+
+    def _drop_held_bundle(self, bundle: str, reason: str) -> None:
+        b = self.b
+        topics, _dst = self._held_clients.pop(bundle)
+        for ti, client in sorted(topics.items()):
+            b.send(client, "close", {"topic": b.workload.topics[ti], "reason": reason})
+
     def _disconnect_held(self, bundle: str, new_owner: str) -> None:
         held = self._held_clients.pop(bundle, None)
         if held is None:
@@ -188,11 +232,8 @@ class ServiceUnitChannel:
     def drop_held(self, reason: str) -> None:
         """The broker goes down (or loses its session) in the middle of transfers: the clients it still holds
         see their connections close and look the topics up again."""
-        b = self.b
         for bundle in sorted(self._held_clients):
-            topics, _dst = self._held_clients.pop(bundle)
-            for ti, client in sorted(topics.items()):
-                b.send(client, "close", {"topic": b.workload.topics[ti], "reason": reason})
+            self._drop_held_bundle(bundle, reason)
 
     def clean_ownerships(self) -> Generator:
         """A graceful stop (``disableBroker`` → ``cleanOwnerships``, the channel's clean-up with ``gracefully``):

@@ -12,18 +12,39 @@
 * Assignment of unowned bundles (any broker's lookup asks the channel owner): the extensible
   ``LeastResourceUsageWithWeight`` over the registered brokers, published as ``Assigning``.
 * When a broker leaves the registry (session expired, stopped), its bundles are orphans: they are set Free so
-  that the clients' lookups reassign them (the monitor's override in Pulsar).
+  that the clients' lookups reassign them (Pulsar schedules its ``doCleanup`` there instead, which overrides
+  them to a selected owner: see the departures below).
+* The ownership monitor (``scheduleOwnershipMonitor`` → ``monitorOwnerships``): on becoming the channel owner,
+  a fixed-delay task every ``loadBalancerServiceUnitStateMonitorIntervalInSeconds`` (first run at once),
+  cancelled when it stops being the owner. Its decisions are
+  :func:`~clusteremu.strategies.pulsar.extensible.ownership_monitor.monitor_ownerships` over the table view and
+  the registered brokers: in-flight states older than ``loadBalancerInFlightServiceUnitStateWaitingTimeInMillis``
+  are overridden (rolled forward to a broker the placement strategy selects without the stuck one, or rolled
+  back to an available source); when a record names a broker that is not registered, that broker's clean-up
+  (``doCleanup``) overrides its service units instead. Each run that finds anything is traced as
+  ``ownership_monitor``; each override as ``service_unit_state`` with the action as its ``reason``.
 
-Departure: the shedder's ``isTransferable`` check (isolation/anti-affinity policies and the broker filters) is
-not modelled: scenarios have no such policies, so every bundle is transferable.
+Departures: the shedder's ``isTransferable`` check (isolation/anti-affinity policies and the broker filters) is
+not modelled: scenarios have no such policies, so every bundle is transferable. The registry's deletion
+notification frees the departed broker's bundles at once, where Pulsar runs the same ``doCleanup`` as the
+monitor (after 0 s, or 180 s when the metadata session was re-established less than 180 s ago); the monitor's
+own clean-up of an inactive broker is Pulsar's. The metadata session state the monitor checks (``Stable``
+only when no session event happened in the last 180 s) comes from the broker's own session: lost when it expires,
+re-established when the broker reconnects (``zookeeperSessionExpiredPolicy=reconnect``). The monitor's tombstoning of ``Free``/``Deleted``
+records has nothing to do: ``Free`` is stored as a deletion, and splits (``Deleted``) are not modelled with the
+extensible load manager.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generator
 
-from clusteremu.emulator.executor import FIXED_RATE
+from clusteremu.emulator.executor import FIXED_DELAY, FIXED_RATE, ScheduledTask
+from clusteremu.emulator.trace.kinds import declare
 from clusteremu.strategies import pulsar
 from clusteremu.strategies.pulsar.extensible import BrokerLoadData, ServiceUnitState, TopBundlesLoadData, TransferContext
+from clusteremu.strategies.pulsar.extensible.ownership_monitor import (Override, StateData, cleanup_targets,
+                                                                        metadata_state, monitor_ownerships,
+                                                                        override_inactive_broker)
 
 from .extensible_reporting import LOAD_DATA_PREFIX, TOP_BUNDLES_PREFIX
 from .leader import LeaderLoadManager
@@ -31,6 +52,13 @@ from .store import BROKERS_PREFIX
 
 if TYPE_CHECKING:
     from .port import BrokerPort
+
+declare("ownership_monitor", "A run of the channel owner's ownership monitor (monitorOwnerships) that has "
+        "something to override: `brokers` available, `inactive` brokers named by records but not registered, "
+        "`cleanups` the service units their clean-up (doCleanup) overrides (the orphans then wait for a later "
+        "run), `orphans` in-flight states older than loadBalancerInFlightServiceUnitStateWaitingTimeInMillis, "
+        "`overrides` published for them, `failed` orphans no broker could take (retried by the next run).",
+        __name__, brokers="int", inactive="str", cleanups="int", orphans="int", overrides="int", failed="int")
 
 
 class ExtensibleLoadManager(LeaderLoadManager):
@@ -50,6 +78,25 @@ class ExtensibleLoadManager(LeaderLoadManager):
         self.placer = pulsar.create(cfg["loadBalancerLoadPlacementStrategy"], cfg,
                                     rng=broker.rng("placement-strategy"))
         self._assigning: dict[str, str] = {}
+        self._monitor: ScheduledTask | None = None
+        # bundle -> its record when this channel owner began writing a clean-up or override for it: no second
+        # write is based on that record until the table view shows the first one (in Pulsar the second of two
+        # writes at the same version loses the channel's conflict check)
+        self._writing: dict[str, Any] = {}
+
+    def start(self) -> Generator:
+        yield from super().start()
+        if not self.stopped and self._task is not None:
+            # scheduleOwnershipMonitor: fixed delay, the first run at once
+            self._monitor = self.b.timers.schedule_periodic(
+                FIXED_DELAY, self.monitor_ownerships, 0.0,
+                float(self.cfg["loadBalancerServiceUnitStateMonitorIntervalInSeconds"]), name="ownership-monitor")
+
+    def stop(self) -> None:
+        super().stop()
+        if self._monitor is not None:  # cancelOwnershipMonitor
+            self._monitor.cancel()
+            self._monitor = None
 
     def on_snapshot(self) -> None:
         # A new channel owner adopts the orphans left while there was none.
@@ -88,8 +135,71 @@ class ExtensibleLoadManager(LeaderLoadManager):
 
     def _free_if_orphan(self, bundle: str, record) -> None:
         holder = record.src if record.state is ServiceUnitState.Releasing else record.dst
-        if holder not in self.active:
-            self.b.spawn(self.b.xchannel.publish_free(bundle, holder, "orphaned"))
+        if holder not in self.active and not self._pending(bundle):
+            self._write(bundle, self.b.xchannel.publish_free(bundle, holder, "orphaned"))
+
+    def _pending(self, bundle: str) -> bool:
+        """Whether a write of this channel owner for ``bundle`` has not reached its table view yet."""
+        if bundle not in self._writing:
+            return False
+        if self.b.xchannel.view.get(bundle) is self._writing[bundle]:
+            return True
+        del self._writing[bundle]
+        return False
+
+    def _write(self, bundle: str, write: Generator) -> None:
+        self._writing[bundle] = self.b.xchannel.view.get(bundle)
+        self.b.spawn(self._tracked(bundle, write))
+
+    def _tracked(self, bundle: str, write: Generator) -> Generator:
+        r = yield from write
+        if r is None or not r.get("ok"):
+            self._writing.pop(bundle, None)  # nothing was written: the view will not change for it
+
+    # -- ownership monitor ----------------------------------------------------------------------------------
+    def monitor_ownerships(self) -> None:
+        """One run of the ownership monitor (see the module docstring)."""
+        if self.stopped:
+            return
+        cfg = self.cfg
+        channel = self.b.xchannel
+        now_ms = self.b.now_ms()
+        records = self._state_data()
+        result = monitor_ownerships(
+            records, sorted(self.active), now_ms, self._select,
+            cfg["loadBalancerInFlightServiceUnitStateWaitingTimeInMillis"],
+            cfg["loadBalancerServiceUnitStateTombstoneDelayTimeInSeconds"] * 1000,
+            metadata_state(channel.session_lost, channel.last_session_event_ms, now_ms))
+        cleanups: dict[str, Override] = {}  # a bundle naming two inactive brokers: the first clean-up's write wins
+        for broker in result.inactive_brokers:
+            for bundle in cleanup_targets(records, broker):
+                if bundle not in cleanups:
+                    cleanups[bundle] = override_inactive_broker(bundle, records[bundle], broker,
+                                                                self._select(bundle, broker))
+        if not (cleanups or result.orphans):
+            return  # nothing to override (an inactive broker's clean-up with nothing to do is not traced)
+        self.b.emit("ownership_monitor", brokers=len(self.active), inactive=",".join(result.inactive_brokers),
+                    cleanups=len(cleanups), orphans=len(result.orphans), overrides=len(result.overrides),
+                    failed=len(result.failed))
+        for o in list(cleanups.values()) + list(result.overrides):
+            self._publish_override(o)
+        # result.tombstones: the model stores Free as a deletion already, so there is nothing left to tombstone
+
+    def _state_data(self) -> dict[str, StateData]:
+        return {b: StateData(r.state, r.dst, r.src, r.timestamp) for b, r in self.b.xchannel.view.items()
+                if not self._pending(b)}
+
+    def _select(self, bundle: str, excluded: str) -> str | None:
+        """``selectAsync`` with ``excluded`` left out of the registered brokers."""
+        candidates = sorted(self.active - {excluded})
+        return self.placer.select_broker(candidates, bundle, self.load_data) if candidates else None
+
+    def _publish_override(self, o: Override) -> None:
+        channel = self.b.xchannel
+        if o.state is ServiceUnitState.Free:
+            self._write(o.bundle, channel.publish_free(o.bundle, o.src, o.action))
+        else:
+            self._write(o.bundle, channel.publish(o.bundle, o.state, o.dst, o.src, o.action, force=True))
 
     # -- assignment -----------------------------------------------------------------------------------------
     def assign(self, bundle: str) -> Generator[Any, Any, str | None]:

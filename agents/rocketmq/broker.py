@@ -13,11 +13,17 @@ Components: :class:`Broker` and the event kinds it writes. The broker's parts, w
   without a heartbeat for more than ``channelExpiredTimeout`` (removing them itself: no notification), and Netty's
   idle handler closes a channel without any traffic for ``serverChannelMaxIdleTimeSeconds`` (its close event removes
   it and notifies); registrations, unregistrations and close events are sent to the group's remaining channels as
-  ``NOTIFY_CONSUMER_IDS_CHANGED`` when ``notifyConsumerIdsChangedEnable`` (``DefaultConsumerIdsChangeListener``);
-  ``GET_CONSUMER_LIST_BY_GROUP`` answers the group's client ids. The trace names each list by its *version* on
-  this broker (one more at each registration, unregistration or expiry of the group): the events of a change carry
-  the client id that changed, so the list of any version is the replay of the group's changes on this broker
-  (:meth:`clusteremu.agents.rocketmq.views.RocketMQViews.cid_list`), written once instead of at every use;
+  ``NOTIFY_CONSUMER_IDS_CHANGED`` when ``notifyConsumerIdsChangedEnable`` (``DefaultConsumerIdsChangeListener``):
+  at once, or, on a 5.x broker with ``realTimeNotifyConsumerChange = false``, batched: each change (a CHANGE
+  event) remembers the group's channels of that moment, replacing what an earlier change of the group remembered,
+  and a task of its own executor (``scheduleAtFixedRate``, 30 s after the broker starts, then every 15 s) sends
+  the notification to each remembered channel still open and forgets them;
+  ``GET_CONSUMER_LIST_BY_GROUP`` answers the group's client ids (with ``workload.cid_lists = "lease"`` it also
+  remembers who read the list, and tells each reader every new version: :mod:`.cid_lists`). The trace names each
+  list by its *version* on this broker (one more at each registration, unregistration or expiry of the group):
+  the events of a change carry the client id that changed, so the list of any version is the replay of the
+  group's changes on this broker (:meth:`clusteremu.agents.rocketmq.views.RocketMQViews.cid_list`), written once
+  instead of at every use;
 * ``ConsumerOffsetManager``: ``UPDATE_CONSUMER_OFFSET`` (one-way) and each ``PULL`` request's commit offsets
   store, ``QUERY_CONSUMER_OFFSET`` reads (-1 if none) with the queue's max offset and the offset at a timestamp
   (``computePullFromWhere`` needs them), and the queue's rate and start (a closed-form consumer's supply);
@@ -25,7 +31,10 @@ Components: :class:`Broker` and the event kinds it writes. The broker's parts, w
   lease (60 s);
 * ``PULL``: a consumer's batched pull answers each queue's max offset (the fluid's "messages available");
 * ``QueryAssignmentProcessor`` (``QUERY_ASSIGNMENT``, 5.x): the broker allocates with its own consumer list and its
-  own cached route (``TopicRouteInfoManager``, refreshed every 30 s), AVG and AVG_BY_CIRCLE only;
+  own cached route, AVG and AVG_BY_CIRCLE only. ``TopicRouteInfoManager`` caches the route of a topic from its first
+  query on: a query finding nothing cached for its topic asks the name server first (and answers after the reply),
+  and a task (``scheduleAtFixedRate``, 1 s after the start, then every ``loadBalancePollNameServerInterval``, 30 s)
+  refreshes the cached topics;
 * ``PopMessageProcessor`` / ``AckMessageProcessor`` (``POP`` / ``ACK``, 5.x): the broker hands out ranges from
   its pop position (revived ranges first), each invisible for the consumer's invisible time, and revives ranges
   not acked in time;
@@ -35,7 +44,7 @@ Components: :class:`Broker` and the event kinds it writes. The broker's parts, w
 from __future__ import annotations
 
 import math
-from typing import Any, Generator
+from typing import Any, Generator, Iterable
 
 from clusteremu.emulator.jvm import JvmAgent
 from clusteremu.emulator.lease import LeaseTable
@@ -45,16 +54,23 @@ from clusteremu.strategies.rocketmq import allocate4pop, create, sort_cid_all, s
 from clusteremu.strategies.rocketmq.errors import AllocationArgumentError
 from clusteremu.strategies.rocketmq.topic_route import QueueData, subscribe_queues
 
+from .cid_lists import CID_LIST_CHANGED
 from .config import seconds
 from .names import heartbeat_lease_key, parse_queue_key, queue_key, queue_of
 from .running import group_client_ids
 
-__all__ = ["Broker", "PERM_READ_WRITE", "QUERY_ASSIGNMENT_STRATEGIES"]
+__all__ = ["Broker", "GET_TOPIC_ROUTE_TIMEOUT_S", "NOTIFY_BATCH_INITIAL_S", "NOTIFY_BATCH_PERIOD_S", "PERM_READ_WRITE",
+           "QUERY_ASSIGNMENT_STRATEGIES"]
 
 #: ``PermName.PERM_READ | PermName.PERM_WRITE``
 PERM_READ_WRITE = 6
 #: ``QueryAssignmentProcessor``'s registered strategies (Java ``getName()`` -> registered class)
 QUERY_ASSIGNMENT_STRATEGIES = {"AVG": "AllocateMessageQueueAveragely", "AVG_BY_CIRCLE": "AllocateMessageQueueAveragelyByCircle"}
+#: ``DefaultConsumerIdsChangeListener``'s batch task (5.x): first run and period, seconds (constants in the code)
+NOTIFY_BATCH_INITIAL_S = 30.0
+NOTIFY_BATCH_PERIOD_S = 15.0
+#: ``TopicRouteInfoManager.GET_TOPIC_ROUTE_TIMEOUT`` (3 000 ms, a constant, not ``mqClientApiTimeout``)
+GET_TOPIC_ROUTE_TIMEOUT_S = 3.0
 
 declare("queues_created",
         "A broker started serving `queues` queues (ids 0..queues-1) of the topic `subscription` (consumed by "
@@ -81,8 +97,16 @@ declare("channel_expired",
         __name__, group="str", cid="str", consumer="str", silent_s="float", version="int", cids="int", cause="str")
 declare("consumer_ids_changed_notified",
         "The broker sent NOTIFY_CONSUMER_IDS_CHANGED to the `notified` remaining channels of `group` (`cause`: "
-        "registered, unregistered, expired); `version`: the version of the group's client-id list it now holds.",
+        "registered, unregistered, expired: at once, at the change; batched: realTimeNotifyConsumerChange = false, "
+        "the batch task's run sent it to the channels remembered at the group's last change that are still open); "
+        "`version`: the version of the group's client-id list it now holds.",
         __name__, group="str", cause="str", version="int", notified="int")
+declare("consumer_ids_change_deferred",
+        "realTimeNotifyConsumerChange = false (5.x): a change of `group` (`cause`: registered, unregistered, "
+        "expired) notified nobody now; the broker remembered the group's `channels` channels of this moment "
+        "(replacing what an earlier change remembered) for its batch task's next run. `version`: the version of "
+        "the group's client-id list after the change.",
+        __name__, group="str", cause="str", version="int", channels="int")
 declare("offset_committed",
         "The broker stored a consumer offset (UPDATE_CONSUMER_OFFSET or a pull request's commit offset, from `cid`): "
         "`queue`'s committed offset of "
@@ -139,8 +163,12 @@ class Broker(JvmAgent):
         self._locks: dict[str, dict[str, list]] = {}  # group -> queue -> [cid, last update]
         self._pop: dict[str, dict[str, Any]] = {}  # queue -> {next, retry: [[a, b]], inflight: [[a, b, deadline, cid]]}
         self._route_queues: dict[str, list] = {}  # topic -> TopicRouteInfoManager's cached subscribe info (5.x)
+        #: ``realTimeNotifyConsumerChange = false``: group -> [(cid, consumer)] of its last change (5.x)
+        self._pending_change: dict[str, list[tuple[str, str]]] = {}
         self._channel_of: dict[str, str] = {}  # consumer agent -> the client id of its current channel
         self._idle_wakeup = None
+        #: ``workload.cid_lists = "lease"``: group -> the consumers that read its list here (:mod:`.cid_lists`)
+        self._readers: dict[str, dict[str, None]] | None = {} if p["cid_lists"] == "lease" else None
         #: ``workload.heartbeats = "lease"``: the consumers' periodic heartbeats as leases (:mod:`.heartbeats`)
         self.leases = LeaseTable(self, scope_alive=self._has_channel) if p["heartbeats"] == "lease" else None
         #: a lease in closed form has kept contact within a heartbeat period, shorter than either timeout: no
@@ -162,9 +190,15 @@ class Broker(JvmAgent):
         ctl.schedule_periodic(mode, self._register, 10.0, period, name="registerBrokerAll")
         self.executor("ClientHousekeepingScheduledThread").schedule_periodic(
             mode, self._scan_exception_channel, 10.0, 10.0, name="scanExceptionChannel")
+        if not self.cfg["realTimeNotifyConsumerChange"]:
+            # DefaultConsumerIdsChangeListener's own single-thread executor (built with the broker): 30 s, 15 s.
+            self.executor("DefaultConsumerIdsChangeListener").schedule_periodic(
+                mode, self._notify_consumer_change, NOTIFY_BATCH_INITIAL_S, NOTIFY_BATCH_PERIOD_S,
+                name="notifyConsumerChange")
         if p["assignment"]:
             self.executor("TopicRouteInfoManager").schedule_periodic(
-                mode, self._update_route, 1.0, seconds(self.cfg, "pollNameServerInterval"), name="updateTopicRoute")
+                mode, self._update_route, 1.0, seconds(self.cfg, "loadBalancePollNameServerInterval"),
+                name="updateTopicRouteInfoFromNameServer")
             self.executor("PopReviveService").schedule_with_fixed_delay(self._revive, 1.0, 1.0, name="revive")
         self.spawn(self._stats())
         self.spawn(self._idle_watch())
@@ -183,6 +217,8 @@ class Broker(JvmAgent):
                 self._channel_of[consumer] = cid
                 self.emit("consumer_registered", group=group, cid=cid, consumer=consumer, version=self._bump(group),
                           cids=len(channels))
+                if self._readers is not None:  # each holds the list as its last reads found it (cid_lists.seed)
+                    self._readers.setdefault(group, {})[consumer] = None
             self._commit(group, "", [[k, self.max_offset()] for k in self.keys_of[topic]], "running")
 
     # -- queues ------------------------------------------------------------------------------------------
@@ -222,15 +258,21 @@ class Broker(JvmAgent):
                    "room": self.params["room"]})
 
     def _update_route(self) -> Generator:
-        """``TopicRouteInfoManager``: the route of every topic the broker serves, one request each."""
-        for topic in self.topics:
+        """``TopicRouteInfoManager.updateTopicRouteInfoFromNameServer``: the route of every topic cached (those
+        queried so far), one request each."""
+        for topic in list(self._route_queues):
             reply = yield from self.call(self.params["namesrv"], "GET_ROUTEINFO_BY_TOPIC", {"topic": topic},
-                                         timeout=seconds(self.cfg, "mqClientApiTimeout"))
-            if reply is not None and reply["found"]:
-                qds = [QueueData(b, n, perm) for b, n, perm in reply["queue_datas"]]
-                self._route_queues[topic] = sort_mq_all(subscribe_queues(topic, qds))  # sorted once per route
-            elif reply is not None:
-                self._route_queues.pop(topic, None)
+                                         timeout=GET_TOPIC_ROUTE_TIMEOUT_S)
+            self._route_read(topic, reply)
+
+    def _route_read(self, topic: str, reply: dict | None) -> None:
+        """A name-server answer about ``topic`` updates the cached subscribe info: a route replaces it, "no such
+        topic" drops it (``cleanNoneRouteTopic``), no answer keeps it."""
+        if reply is not None and reply["found"]:
+            qds = [QueueData(b, n, perm) for b, n, perm in reply["queue_datas"]]
+            self._route_queues[topic] = sort_mq_all(subscribe_queues(topic, qds))  # sorted once per route
+        elif reply is not None:
+            self._route_queues.pop(topic, None)
 
     def shutdown(self, cause: str) -> None:
         """A graceful stop: unregister from the name server, then stop."""
@@ -267,7 +309,7 @@ class Broker(JvmAgent):
                 self._idle_wakeup.succeed()
             self.emit("consumer_registered", group=group, cid=cid, consumer=msg.src, version=self._bump(group),
                       cids=len(channels))
-            self._notify(group, "registered")
+            self._tell_readers(group, self._notify(group, "registered"))
 
     def _on_UNREGISTER_CLIENT(self, msg: Message, body: dict) -> None:
         group, cid = body["group"], body["cid"]
@@ -276,7 +318,7 @@ class Broker(JvmAgent):
             self._closed(cid)
             self.emit("consumer_unregistered", group=group, cid=cid, consumer=msg.src, version=self._bump(group),
                       cids=len(channels))
-            self._notify(group, "unregistered")
+            self._tell_readers(group, self._notify(group, "unregistered"))
 
     def _has_channel(self, cid: str) -> bool:
         return any(cid in channels for channels in self._groups.values())
@@ -304,9 +346,10 @@ class Broker(JvmAgent):
         timeout = seconds(self.cfg, "channelExpiredTimeout")
         for group in sorted(self._groups):
             channels = self._groups[group]
+            now, kept = self.now, self._kept
             expired = [(cid, last) for cid, ch in channels.items()
-                       if self.now - ch["last"] > timeout and not self._kept(cid)
-                       and self.now - (last := self._heard(cid, ch, "last")) > timeout]
+                       if now - ch["last"] > timeout and not kept(cid)
+                       and now - (last := self._heard(cid, ch, "last")) > timeout]
             for cid, last in expired:
                 ch = channels.pop(cid)
                 self._closed(cid)
@@ -314,6 +357,7 @@ class Broker(JvmAgent):
                 # doChannelCloseEvent finds nothing to remove and nothing is notified.
                 self.emit("channel_expired", group=group, cid=cid, consumer=ch["consumer"],
                           silent_s=self.now - last, version=self._bump(group), cids=len(channels), cause="scan")
+                self._tell_readers(group, ())
 
     def _idle_watch(self) -> Generator:
         """Netty's ``IdleStateHandler(0, 0, serverChannelMaxIdleTimeSeconds)``: a channel without traffic that long
@@ -345,19 +389,56 @@ class Broker(JvmAgent):
                     self.emit("channel_expired", group=group, cid=cid, consumer=ch["consumer"],
                               silent_s=self.now - io, version=self._bump(group), cids=len(channels),
                               cause="idle")
-                    self._notify(group, "expired")
+                    self._tell_readers(group, self._notify(group, "expired"))
 
-    def _notify(self, group: str, cause: str) -> None:
-        """``DefaultConsumerIdsChangeListener``: CHANGE -> NOTIFY_CONSUMER_IDS_CHANGED to every channel left."""
+    def _notify(self, group: str, cause: str) -> list[str]:
+        """``DefaultConsumerIdsChangeListener``: CHANGE -> NOTIFY_CONSUMER_IDS_CHANGED to every channel left, or
+        (``realTimeNotifyConsumerChange = false``) those channels remembered for the batch task; the consumers
+        notified now. With held client-id lists the notification also carries the list's new version."""
         if not self.cfg["notifyConsumerIdsChangedEnable"]:
-            return
+            return []
         channels = self._groups.get(group, {})
-        if not channels:
-            return
-        for ch in channels.values():
-            self.send(ch["consumer"], "NOTIFY_CONSUMER_IDS_CHANGED", {"group": group})
+        if not self.cfg["realTimeNotifyConsumerChange"]:
+            # consumerChannelMap.put(group, channels): the last change of the group wins, even with no channel left
+            self._pending_change[group] = [(cid, ch["consumer"]) for cid, ch in channels.items()]
+            self.emit("consumer_ids_change_deferred", group=group, cause=cause, version=self._versions[group],
+                      channels=len(channels))
+            return []
+        return self._send_notify(group, [ch["consumer"] for ch in channels.values()], cause)
+
+    def _send_notify(self, group: str, consumers: list[str], cause: str) -> list[str]:
+        """NOTIFY_CONSUMER_IDS_CHANGED (one-way) to each of ``consumers``."""
+        if not consumers:
+            return []
+        body = {"group": group} if self._readers is None else {"group": group, "version": self._versions[group]}
+        for consumer in consumers:
+            self.send(consumer, "NOTIFY_CONSUMER_IDS_CHANGED", body)
         self.emit("consumer_ids_changed_notified", group=group, cause=cause, version=self._versions[group],
-                  notified=len(channels))
+                  notified=len(consumers))
+        return consumers
+
+    def _notify_consumer_change(self) -> None:
+        """The batch task (``notifyConsumerChange``): take every group's remembered channels, forget them, and
+        notify those still open (a one-way send on a closed channel reaches nobody). Held client-id lists need no
+        telling here: their readers were told of each change when it happened (:meth:`_tell_readers`)."""
+        if not self._pending_change:
+            return
+        pending, self._pending_change = self._pending_change, {}
+        for group, remembered in pending.items():
+            open_now = self._groups.get(group, {})
+            self._send_notify(group, [consumer for cid, consumer in remembered if cid in open_now], "batched")
+
+    def _tell_readers(self, group: str, notified: Iterable[str]) -> None:
+        """Held client-id lists (:mod:`.cid_lists`): the group's list changed; each consumer that read it here
+        and was not notified (which carried the version) learns the new version."""
+        readers = self._readers.get(group) if self._readers is not None else None
+        if not readers:
+            return
+        told = set(notified)
+        body = {"group": group, "version": self._versions[group]}
+        for consumer in readers:
+            if consumer not in told:
+                self.send(consumer, CID_LIST_CHANGED, body)
 
     def _bump(self, group: str) -> int:
         """The next version of ``group``'s client-id list on this broker (the first list is version 1)."""
@@ -366,6 +447,8 @@ class Broker(JvmAgent):
 
     def _on_GET_CONSUMER_LIST_BY_GROUP(self, msg: Message, body: dict) -> None:
         group = body["group"]
+        if self._readers is not None:
+            self._readers.setdefault(group, {})[msg.src] = None
         self.reply(msg, {"cids": list(self._groups.get(group, {})), "version": self._versions.get(group, 0)})
 
     def _on_QUERY_CONSUMER_OFFSET(self, msg: Message, body: dict) -> None:
@@ -386,13 +469,14 @@ class Broker(JvmAgent):
     def _commit(self, group: str, cid: str, offsets: list, via: str) -> None:
         """``ConsumerOffsetManager.commitOffset`` of each [queue, offset] (queues of other brokers ignored)."""
         table = self._offsets.setdefault(group, {})
+        ours, traced = self.group_of, self.params["trace_commits"]
         for key, offset in offsets:
-            if key not in self.group_of:
+            if key not in ours:
                 continue
             prev = table.get(key, -1.0)
             if offset != prev:
                 table[key] = offset
-                if self.params["trace_commits"]:
+                if traced:
                     self.emit("offset_committed", group=group, queue=key, cid=cid, offset=offset, previous=prev,
                               via=via)
 
@@ -436,6 +520,22 @@ class Broker(JvmAgent):
 
     # -- 5.x: QueryAssignmentProcessor -------------------------------------------------------------------
     def _on_QUERY_ASSIGNMENT(self, msg: Message, body: dict) -> None:
+        topic = body["topic"]
+        if self._route_queues.get(topic):
+            self._answer_assignment(msg, body)
+            return
+
+        # TopicRouteInfoManager.getTopicSubscribeInfo: nothing (or no queue) cached for the topic -> a synchronous
+        # name-server read first; the topic is cached (and refreshed by the periodic task) from then on.
+        def then(reply: dict | None) -> None:
+            self._route_read(topic, reply)
+            self._answer_assignment(msg, body)
+
+        self.call_then(self.params["namesrv"], "GET_ROUTEINFO_BY_TOPIC", {"topic": topic},
+                       GET_TOPIC_ROUTE_TIMEOUT_S, then)
+
+    def _answer_assignment(self, msg: Message, body: dict) -> None:
+        """``QueryAssignmentProcessor.doLoadBalance`` from the broker's own consumer list and cached route."""
         group, cid, strategy_name = body["group"], body["cid"], body["strategy"]
         mode = self.cfg["defaultMessageRequestMode"]
         cids = list(self._groups.get(group, {}))

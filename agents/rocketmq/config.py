@@ -52,11 +52,16 @@ CLIENT_DEFAULTS: dict[str, Any] = {
 
 BROKER_DEFAULTS: dict[str, Any] = {
     "notifyConsumerIdsChangedEnable": True,      # NOTIFY_CONSUMER_IDS_CHANGED on group membership changes
+    "realTimeNotifyConsumerChange": True,        # 5.x DefaultConsumerIdsChangeListener: false = remember the group's
+                                                 # channels at each change, send from a task (fixed rate, first 30 s
+                                                 # after the broker starts, then every 15 s); 4.9.x: always at once
     "channelExpiredTimeout": 120_000,            # a consumer channel without heartbeat this long is closed (ms)
     "serverChannelMaxIdleTimeSeconds": 120,      # NettyServerConfig: a channel without any traffic is closed (s)
     "rocketmq.broker.rebalance.lockMaxLiveTime": 60_000,  # RebalanceLockManager lease (ms)
     "registerNameServerPeriod": 30_000,          # registerBrokerAll period (ms)
     "serverLoadBalancerEnable": True,            # 5.x QueryAssignmentProcessor; false = every queue to all
+    "loadBalancePollNameServerInterval": 30_000,  # 5.x TopicRouteInfoManager: refresh of the routes it caches for
+                                                  # QUERY_ASSIGNMENT (fixed rate, first 1 s after the start; ms)
     "defaultMessageRequestMode": "PULL",         # 5.x: PULL or POP for broker-side assignment
 }
 
@@ -76,7 +81,8 @@ _POSITIVE = ("pollNameServerInterval", "heartbeatBrokerInterval", "persistConsum
              "mqClientApiTimeout", "rocketmq.client.rebalance.waitInterval", "rocketmq.client.rebalance.minInterval",
              "popInvisibleTime", "rocketmq.client.rebalance.lockInterval", "rocketmq.client.rebalance.lockMaxLiveTime",
              "channelExpiredTimeout", "rocketmq.broker.rebalance.lockMaxLiveTime", "registerNameServerPeriod",
-             "scanNotActiveBrokerInterval", "brokerChannelExpiredTime", "serverChannelMaxIdleTimeSeconds")
+             "loadBalancePollNameServerInterval", "scanNotActiveBrokerInterval", "brokerChannelExpiredTime",
+             "serverChannelMaxIdleTimeSeconds")
 
 
 def resolve(config: Mapping[str, Any]) -> dict[str, Any]:

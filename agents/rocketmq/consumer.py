@@ -4,7 +4,8 @@ own view of the group, and its own allocation.
 Components: :class:`Consumer` and the event kinds it writes. Its parts, with the real classes they model:
 
 * ``MQClientInstance`` scheduled tasks on one thread (``scheduleAtFixedRate``, or fixed delay when the scenario
-  says so): ``updateTopicRouteInfoFromNameServer`` (after 10 ms, every ``pollNameServerInterval``),
+  says so): ``updateTopicRouteInfoFromNameServer`` (after 10 ms, every ``pollNameServerInterval``; with
+  ``workload.route_poll = "lease"`` a kernel poll lease after the first run: :mod:`.route_poll`),
   ``cleanOfflineBroker`` + ``sendHeartbeatToAllBrokerWithLock`` (after 1 s, every ``heartbeatBrokerInterval``;
   a synchronous call per broker of the cached route, or with ``workload.heartbeats = "lease"`` a kernel lease per
   broker after the first call: :mod:`.heartbeats`), ``persistAllConsumerOffset`` (after 10 s, every
@@ -13,7 +14,8 @@ Components: :class:`Consumer` and the event kinds it writes. Its parts, with the
   then rebalances; the 5.x loop retries after ``rocketmq.client.rebalance.minInterval`` while unbalanced;
   woken at start and by ``NOTIFY_CONSUMER_IDS_CHANGED``;
 * ``RebalanceImpl.rebalanceByTopic``: its cached route's queues and the client ids of ONE broker of the route,
-  picked at random (``findBrokerAddrByTopic``, the client's keyed rng), both sorted, through the configured
+  picked at random (``findBrokerAddrByTopic``, the client's keyed rng; with ``workload.cid_lists = "lease"`` the
+  list last read from that broker while the group is steady: :mod:`.cid_lists`), both sorted, through the configured
   strategy (:mod:`clusteremu.strategies.rocketmq`); ``updateProcessQueueTableInRebalance`` drops queues no longer
   its own (persisting their offsets; orderly: unlocking them) and takes new ones (orderly: after locking them at
   the broker) from ``computePullFromWhere``; a change sends a heartbeat (``messageQueueChanged``);
@@ -53,11 +55,13 @@ from clusteremu.emulator.rng import keyed_rng
 from clusteremu.emulator.trace.kinds import declare
 from clusteremu.strategies.rocketmq import AllocationArgumentError
 
+from .cid_lists import CID_LIST_CHANGED, CidLists
 from .config import seconds
 from .fluid import ClosedFormConsumption
 from .heartbeats import Heartbeats
 from .names import client_id, consumer_index, parse_queue_key, queue_of
 from .rebalance import allocate_view, make_strategy, share, sorted_cids, sorted_route
+from .route_poll import RoutePoll
 from .running import PID_KEY, group_client_ids
 
 __all__ = ["Consumer", "TURN"]
@@ -85,7 +89,9 @@ declare("rebalance_result",
         "\"running\": the allocation the consumer holds at t = 0, from the view every broker of its topic holds). "
         "`rebalance`: client (allocated here) or server (QUERY_ASSIGNMENT: the broker's view is in its "
         "assignment_queried). View: `cid_source` "
-        "(the broker asked), `cid_version` (the version of that broker's client-id list of the group it answered: "
+        "(the broker asked; with workload.cid_lists = \"lease\" a steady timer rebalance takes the list it last read "
+        "from that broker, still that broker's list of that version, and its `duration_s` is 0), `cid_version` "
+        "(the version of that broker's client-id list of the group it answered: "
         "the list is the replay of the broker's consumer_registered, consumer_unregistered and channel_expired "
         "events of the group up to that version, sorted by String.compareTo; -1 for server and BROADCASTING), "
         "`cids` (their count), `mq_count` (queues of the cached route), `route_changed_t` (when the cached route "
@@ -200,6 +206,10 @@ class Consumer(JvmAgent):
         self.booted = self.env.event()
         #: ``sendHeartbeatToAllBroker``: real calls, or leases (``workload.heartbeats = "lease"``)
         self.heartbeats = Heartbeats(self, lease=p["heartbeats"] == "lease" and p["timer_mode"] == FIXED_RATE)
+        #: ``updateTopicRouteInfoFromNameServer``: real reads, or a poll lease (``workload.route_poll = "lease"``)
+        self.route_poll = RoutePoll(self, lease=p["route_poll"] == "lease" and p["timer_mode"] == FIXED_RATE)
+        #: ``findConsumerIdList``: a real read per rebalance, or held lists while steady (``workload.cid_lists``)
+        self.cid_lists = CidLists(self, held=p["cid_lists"] == "lease")
         #: ``workload.consumption = "closed_form"``: the held PULL queues' offsets as functions of time
         self.fluid = ClosedFormConsumption(self._capacity(), self.now) \
             if p["consumption"] == "closed_form" else None
@@ -228,8 +238,8 @@ class Consumer(JvmAgent):
         ex = self.executor("MQClientFactoryScheduledThread")
         poll, beat = seconds(self.cfg, "pollNameServerInterval"), seconds(self.cfg, "heartbeatBrokerInterval")
         persist = seconds(self.cfg, "persistConsumerOffsetInterval")
-        ex.schedule_periodic(mode, self._update_route, first(0.01, poll), poll,
-                             name="updateTopicRouteInfoFromNameServer")
+        self.route_poll.task = ex.schedule_periodic(mode, self.route_poll.periodic, first(0.01, poll), poll,
+                                                    name="updateTopicRouteInfoFromNameServer")
         ex.schedule_periodic(mode, self.heartbeats.periodic, first(1.0, beat), beat, name="sendHeartbeatToAllBroker")
         ex.schedule_periodic(mode, self._persist_all, first(10.0, persist), persist, name="persistAllConsumerOffset")
         if self.orderly:
@@ -245,7 +255,7 @@ class Consumer(JvmAgent):
         self.start_gc(p["gc"])
         if not running:
             # DefaultMQPushConsumerImpl.start: route, heartbeat to all brokers, then rebalanceImmediately.
-            yield from self._update_route()
+            yield from self.route_poll.read()
             yield from self.heartbeats.all()
             self._wakeup("start")
         self.booted.succeed()
@@ -275,6 +285,7 @@ class Consumer(JvmAgent):
             if self.fluid is not None:
                 self.fluid.add(key, self.pqs[key], rate, 0.0, self.now)
         self.heartbeats.registered.update(brokers)
+        self.cid_lists.seed(brokers, cids, len(cids))
         self.emit("rebalance_result", cid=self.cid, trigger="running", rebalance="client", cid_source=source,
                   cid_version=len(cids), cids=len(cid_all), mq_count=len(self.mq_set), route_changed_t=self.now,
                   strategy=strategy_name, allocated=list(allocated), added=list(allocated), removed=[], failed=[],
@@ -354,20 +365,16 @@ class Consumer(JvmAgent):
 
     def on_message(self, msg: Message) -> None:
         if msg.kind == "NOTIFY_CONSUMER_IDS_CHANGED":
+            self.cid_lists.heard(msg.src, msg.body.get("version"))
             self._wakeup("notify")
+        elif msg.kind == CID_LIST_CHANGED:
+            self.cid_lists.heard(msg.src, msg.body["version"])
         elif msg.kind == TURN:
             self.restarts.on_turn(msg.body)
 
     # -- route and heartbeats ---------------------------------------------------------------------------
     def _timeout(self) -> float:
         return seconds(self.cfg, "mqClientApiTimeout")
-
-    def _update_route(self) -> Generator:
-        reply = yield from self.call(self.params["namesrv"], "GET_ROUTEINFO_BY_TOPIC", {"topic": self.topic},
-                                     timeout=self._timeout())
-        if reply is None or not reply["found"]:
-            return  # an exception in the real client: the cached route stays
-        self._set_route(reply["brokers"], reply["queue_datas"])
 
     def _set_route(self, brokers: list[str], queue_datas: list) -> None:
         """A route read from the name server becomes the cached route (and ``route_updated``) if it changed."""
@@ -474,8 +481,7 @@ class Consumer(JvmAgent):
             mode, allocated, strategy_name = "BROADCAST", [queue_of(mq) for mq in mq_all], "BROADCASTING"
             source = ""
         else:
-            reply = yield from self.call(source, "GET_CONSUMER_LIST_BY_GROUP", {"group": self.group},
-                                         timeout=self._timeout())
+            reply = yield from self.cid_lists.read(source, trigger)
             if reply is None or not reply["cids"]:
                 reason = "cid_list_unavailable" if reply is None else "cid_list_empty"
                 self.emit("rebalance_skipped", cid=self.cid, trigger=trigger, reason=reason, cid_source=source)

@@ -23,7 +23,7 @@ drained since the regime began; a queue's backlog empties when ``_D`` reaches it
 from __future__ import annotations
 
 import heapq
-from typing import Protocol
+from typing import Iterable, Protocol
 
 __all__ = ["ClosedFormConsumption", "Held"]
 
@@ -123,8 +123,7 @@ class ClosedFormConsumption:
     def settle(self, now: float) -> None:
         """Bring every held queue's offset (and the ranges it consumed) to ``now``."""
         self._advance(now)
-        for e in self._queues.values():
-            self._read(e, now)
+        self._read_all(self._queues.values(), now)
 
     # -- the closed form ---------------------------------------------------------------------------------
     def _regime_changed(self) -> bool:
@@ -135,8 +134,7 @@ class ClosedFormConsumption:
 
     def _rebuild(self, now: float, read: list[_Entry]) -> None:
         """Read ``read`` at ``now`` (the others are read already), then start the regime of the queues now held."""
-        for e in read:
-            self._read(e, now)
+        self._read_all(read, now)
         if self.paused:
             return
         self._short = self.rate is not None and self.capacity < len(self._queues) * self.rate
@@ -194,28 +192,31 @@ class ClosedFormConsumption:
                     self._backlogged -= 1
 
     def _read(self, e: _Entry, now: float) -> None:
-        """Write ``e``'s consumption up to ``now`` (the accumulators advanced there) into its process queue."""
+        self._read_all((e,), now)
+
+    def _read_all(self, entries: Iterable[_Entry], now: float) -> None:
+        """Write each entry's consumption up to ``now`` (the accumulators advanced there) into its process queue:
+        [its offset, the closed form's offset now) consumed (merged with its last range when contiguous), and the
+        max offset it saw. One loop for all, as every persist reads every held queue."""
         if self.paused:
             return
-        top = self.rate * (now - e.since)
-        if self._short:
-            to = e.pq.offset + (self._W - e.anchor)
-            e.anchor = self._W
-        elif e.anchor is None:
-            to = top
-        else:
-            to = top - (e.anchor - self._D)
-        _consumed(e.pq, to, top)
-
-
-def _consumed(pq: Held, to: float, top: float) -> None:
-    """``pq`` consumed [its offset, ``to``) (merged with its last range when contiguous) and saw ``top``."""
-    a = pq.offset
-    if to > a:
-        r = pq.ranges
-        if r and r[-1][1] == a:
-            r[-1][1] = to
-        else:
-            r.append([a, to])
-        pq.offset = to
-    pq.max = top
+        rate, short, W, D = self.rate, self._short, self._W, self._D
+        for e in entries:
+            pq = e.pq
+            a = pq.offset
+            top = rate * (now - e.since)
+            if short:
+                to = a + (W - e.anchor)
+                e.anchor = W
+            elif e.anchor is None:
+                to = top
+            else:
+                to = top - (e.anchor - D)
+            if to > a:
+                r = pq.ranges
+                if r and r[-1][1] == a:
+                    r[-1][1] = to
+                else:
+                    r.append([a, to])
+                pq.offset = to
+            pq.max = top

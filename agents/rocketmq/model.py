@@ -1,7 +1,8 @@
 """Scenario sections and agent construction of the RocketMQ model.
 
 ``[config]`` takes RocketMQ's own property names (``pollNameServerInterval``, ``heartbeatBrokerInterval``,
-``rocketmq.client.rebalance.waitInterval``, ``notifyConsumerIdsChangedEnable``, ...; :mod:`.config`) with RocketMQ's
+``rocketmq.client.rebalance.waitInterval``, ``notifyConsumerIdsChangedEnable``, 5.x brokers'
+``realTimeNotifyConsumerChange`` and ``loadBalancePollNameServerInterval``, ...; :mod:`.config`) with RocketMQ's
 defaults; ``[strategy]`` names the ``allocateMessageQueueStrategy`` by its Java class name, the listener kind and
 the client generation. The emulator's own knobs (cluster size, rates, capacities, observation cadences) live in
 ``[cluster]`` and ``[workload]``.
@@ -35,6 +36,7 @@ from . import broker, consumer, namesrv  # noqa: F401  (declares their event kin
 from . import config as rmq_config
 from . import faults as rmq_faults
 from .broker import PERM_READ_WRITE
+from .cid_lists import UNANSWERED, stop_times, unanswered_problems
 from .names import NAMESRV, broker_names, consumer_index, consumer_names
 from .running import RUNNING, STARTS, running_state
 
@@ -44,8 +46,10 @@ __all__ = ["GroupLayout", "MODEL", "RocketMQModel", "SECTIONS", "group_layout"]
 CONSUMPTIONS = ("pull", "closed_form")
 #: ``workload.heartbeats``: every periodic heartbeat a real call, or the periodic ones as leases (:mod:`.heartbeats`)
 HEARTBEATS = ("messages", "lease")
-#: fault kinds after which a broker may stop answering pulls, which the closed form cannot see (no pull is sent)
-_UNANSWERED = ("broker_loss", "crash", "pause", "gc_storm")
+#: ``workload.route_poll``: every route poll a real call, or a kernel poll lease (:mod:`.route_poll`)
+ROUTE_POLLS = ("messages", "lease")
+#: ``workload.cid_lists``: a real client-id list read per rebalance, or held lists while steady (:mod:`.cid_lists`)
+CID_LISTS = ("messages", "lease")
 
 #: strategies the model can build from a scenario (ByConfig and ByMachineRoom need per-client lists)
 MODEL_STRATEGIES = ("AllocateMessageQueueAveragely", "AllocateMessageQueueAveragelyByCircle",
@@ -78,7 +82,12 @@ SECTIONS = {
                                "allocation of one shared view (agents/rocketmq/running.py); added consumers start "
                                "cold"),
             "timer_mode": Field("str", default="fixed_rate", choices=MODES,
-                                doc="the clients' and brokers' scheduled tasks (RocketMQ: scheduleAtFixedRate)"),
+                                doc="the kind of every task RocketMQ schedules with scheduleAtFixedRate (the "
+                                    "clients' MQClientInstance tasks, the brokers' registerBrokerAll, "
+                                    "ClientHousekeepingService scan and 5.x TopicRouteInfoManager refresh and "
+                                    "DefaultConsumerIdsChangeListener batch task, the name server's scan); "
+                                    "fixed_delay shows what scheduleWithFixedDelay would do. Loops that wait after "
+                                    "each run (RebalanceService, PopReviveService) keep their own kind"),
             "gc": gc_table(young_every_s=30.0, young_pause_ms=20.0),
         }
     ),
@@ -106,6 +115,20 @@ SECTIONS = {
                                     "ones as kernel leases, the first one to a broker and those after a change "
                                     "still calls (agents/rocketmq/heartbeats.py; fixed_rate timers only: under "
                                     "fixed_delay they stay calls)"),
+            "route_poll": Field("str", default="messages", choices=ROUTE_POLLS,
+                                doc="messages: every pollNameServerInterval run a GET_ROUTEINFO_BY_TOPIC call; "
+                                    "lease: the first run declares a kernel poll lease with the name server, "
+                                    "which delivers a changed route at the next poll time "
+                                    "(agents/rocketmq/route_poll.py; fixed_rate timers only: under fixed_delay "
+                                    "the polls stay calls)"),
+            "cid_lists": Field("str", default="messages", choices=CID_LISTS,
+                               doc="messages: every rebalance reads the client-id list from the broker it draws; "
+                                   "lease: a timer rebalance takes the list last read from that broker while the "
+                                   "group is steady (no change heard for twice waitInterval, none of that "
+                                   "broker's since that read, no network condition on the link and no fault "
+                                   "stopping the consumer within serverChannelMaxIdleTimeSeconds), brokers "
+                                   "telling their readers each new version (agents/rocketmq/cid_lists.py; "
+                                   "client-side rebalance of CLUSTERING consumers, brokers that always answer)"),
             "trace_commits": Field("bool", default=True,
                                    doc="write offset_committed at every change of a stored offset (false: the "
                                        "committed offsets are seen in queue_stats only; for large runs)"),
@@ -175,11 +198,30 @@ def _closed_form_problems(data: dict[str, Any], cfg: dict[str, Any]) -> list[tup
         if f["kind"] in kernel_faults.NETWORK_FAULTS:
             problems.append((f"faults[{i}].kind", f"a {f['kind']} fault can stop pulls, which closed_form does not "
                                                   "send: use workload.consumption = \"pull\""))
-        elif f["kind"] in _UNANSWERED and any(fnmatch.fnmatchcase(b, g) for b in brokers for g in f["agents"]):
+        elif f["kind"] in UNANSWERED and any(fnmatch.fnmatchcase(b, g) for b in brokers for g in f["agents"]):
             problems.append((f"faults[{i}].agents", f"a {f['kind']} fault of a broker stops its answers to pulls, "
                                                     "which closed_form does not send: use workload.consumption = "
                                                     "\"pull\""))
     return problems
+
+
+def _client_side_problems(key: str, what: str, cfg: dict[str, Any]) -> list[tuple[str, str]]:
+    """``key``'s setting ``what`` ("running sets up", ...) needs CLUSTERING consumers that rebalance themselves."""
+    problems = []
+    if cfg["messageModel"] != "CLUSTERING":
+        problems.append((key, f"{what} CLUSTERING consumers only (config.messageModel)"))
+    if not cfg["clientRebalance"]:
+        problems.append((key, f"{what} client-side rebalance only (config.clientRebalance)"))
+    return problems
+
+
+def _cid_lists_problems(data: dict[str, Any], cfg: dict[str, Any]) -> list[tuple[str, str]]:
+    """Where ``workload.cid_lists = "lease"`` has no list to hold (BROADCASTING and broker-side assignment read
+    none), or cannot see a broker stop answering."""
+    key = "workload.cid_lists"
+    brokers = broker_names(data["cluster"]["brokers"]) + list(rmq_faults.broker_joins(data["faults"]))
+    return _client_side_problems(key, "lease holds the lists of", cfg) + \
+        unanswered_problems(data["faults"], brokers, key)
 
 
 def _running_problems(data: dict[str, Any], cfg: dict[str, Any]) -> list[tuple[str, str]]:
@@ -187,11 +229,7 @@ def _running_problems(data: dict[str, Any], cfg: dict[str, Any]) -> list[tuple[s
     allocations of CLUSTERING concurrently consumers (orderly ones would hold broker locks, POP and broker-side
     assignment keep their state at the broker)."""
     key = "cluster.start"
-    problems = []
-    if cfg["messageModel"] != "CLUSTERING":
-        problems.append((key, "running sets up CLUSTERING consumers only (config.messageModel)"))
-    if not cfg["clientRebalance"]:
-        problems.append((key, "running sets up client-side rebalance only (config.clientRebalance)"))
+    problems = _client_side_problems(key, "running sets up", cfg)
     if data["strategy"]["listener"] != "concurrently":
         problems.append((key, "running sets up concurrently consumers only (orderly ones hold queue locks)"))
     return problems
@@ -228,6 +266,8 @@ class RocketMQModel:
             problems += _closed_form_problems(data, cfg)
         if cluster["start"] == RUNNING:
             problems += _running_problems(data, cfg)
+        if data["workload"]["cid_lists"] == "lease":
+            problems += _cid_lists_problems(data, cfg)
         return problems
 
     def agents(self, data: dict[str, Any]) -> list[AgentSpec]:
@@ -246,7 +286,8 @@ class RocketMQModel:
         consumer_room = _rooms(all_consumers, rooms)
         assignment = not cfg["clientRebalance"]
         common = {"config": cfg, "gc": cluster["gc"], "timer_mode": cluster["timer_mode"], "namesrv": NAMESRV,
-                  "heartbeats": work["heartbeats"]}
+                  "heartbeats": work["heartbeats"], "route_poll": work["route_poll"],
+                  "cid_lists": work["cid_lists"]}
         groups = group_layout(work, len(brokers))
         running = None
         if cluster["start"] == RUNNING:
@@ -288,6 +329,7 @@ class RocketMQModel:
                 "consumption": work["consumption"],
                 "progress_interval_s": work["progress_interval_s"], "start_jitter_s": cluster["start_jitter_s"],
                 "all_consumers": all_consumers, "running": None if c in added else running,
+                "stops": stop_times(data["faults"], c),
             }, start_at=added.get(c, 0.0)))
         return specs
 

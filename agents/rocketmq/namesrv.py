@@ -8,17 +8,21 @@ Components: :class:`NameServer` and the event kinds it writes.
 * ``UNREGISTER_BROKER`` (graceful broker shutdown): the broker's route goes at once;
 * ``GET_ROUTEINFO_BY_TOPIC`` (a call): the topic's ``brokerDatas`` and ``queueDatas``, or no route;
 * ``scanNotActiveBroker`` every ``scanNotActiveBrokerInterval``: a broker silent for more than
-  ``brokerChannelExpiredTime`` (120 s) is removed (a lost machine; a closed connection would be noticed at once).
+  ``brokerChannelExpiredTime`` (120 s) is removed (a lost machine; a closed connection would be noticed at once);
+* with ``workload.route_poll = "lease"``, the consumers' route polls as kernel poll leases on their topic
+  (:mod:`.route_poll`): a change of a topic's route is delivered at each poller's next poll time.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from clusteremu.emulator.jvm import JvmAgent
+from clusteremu.emulator.lease import LeaseTable
 from clusteremu.emulator.messages import Message
 from clusteremu.emulator.trace.kinds import declare
 
 from .config import seconds
+from .route_poll import changed_topics
 
 __all__ = ["NameServer"]
 
@@ -44,6 +48,8 @@ class NameServer(JvmAgent):
         p = self.params
         cfg = p["config"]
         self._routes: dict[str, dict[str, Any]] = {}  # brokerName -> {topics: {topic: (queues, perm)}, room, last}
+        #: ``workload.route_poll = "lease"``: the consumers' route polls as poll leases on their topic
+        self.leases = LeaseTable(self, read=self._route) if p["route_poll"] == "lease" else None
         self.starts += 1
         if p["running"] is not None and self.starts == 1:
             self._running_start(p["running"])
@@ -67,14 +73,18 @@ class NameServer(JvmAgent):
         body = msg.body
         if msg.kind == "REGISTER_BROKER":
             b = body["broker"]
-            first = b not in self._routes
+            old = self._routes.get(b)
+            first = old is None
             topics = {t: (n, perm) for t, n, perm in body["topics"]}
             self._routes[b] = {"topics": topics, "room": body["room"], "last": self.now}
+            self._changed(None if old is None else old["topics"], topics)
             if first:
                 self.emit("broker_route_registered", broker=b, topics=list(topics),
                           queues=sum(n for n, _perm in topics.values()), room=body["room"])
         elif msg.kind == "UNREGISTER_BROKER":
-            if self._routes.pop(body["broker"], None) is not None:
+            old = self._routes.pop(body["broker"], None)
+            if old is not None:
+                self._changed(old["topics"], None)
                 self.emit("broker_route_removed", broker=body["broker"], reason="unregistered", silent_s=0.0)
         elif msg.kind == "GET_ROUTEINFO_BY_TOPIC":
             self.reply(msg, self._route(body["topic"]))
@@ -88,10 +98,17 @@ class NameServer(JvmAgent):
         return {"topic": topic, "found": True, "brokers": names,
                 "queue_datas": [[b, *self._routes[b]["topics"][topic]] for b in names]}
 
+    def _changed(self, before: dict | None, after: dict | None) -> None:
+        """A broker's registered topics went from ``before`` to ``after``: the route polls of the topics whose
+        route changed get it at their next poll time."""
+        if self.leases is not None:
+            for topic in changed_topics(before, after):
+                self.leases.changed(topic)
+
     def _scan_not_active_broker(self) -> None:
         timeout = seconds(self.params["config"], "brokerChannelExpiredTime")
         for b in sorted(self._routes):
             silent = self.now - self._routes[b]["last"]
             if silent > timeout:
-                del self._routes[b]
+                self._changed(self._routes.pop(b)["topics"], None)
                 self.emit("broker_route_removed", broker=b, reason="expired", silent_s=silent)

@@ -31,7 +31,9 @@ Modules:
 * :mod:`.unload_decision` — ``UnloadDecision``, ``Label``, ``Reason``;
 * :mod:`.unload_counter` — ``UnloadCounter`` (outcome counters);
 * :mod:`.least_resource_usage_with_weight` — the extension's ``LeastResourceUsageWithWeight``;
-* :mod:`.service_unit_state` — ``ServiceUnitState``, ``StorageType`` and the allowed transitions.
+* :mod:`.service_unit_state` — ``ServiceUnitState``, ``StorageType`` and the allowed transitions;
+* :mod:`.ownership_monitor` — the channel owner's ownership monitor and inactive-broker clean-up
+  (``monitorOwnerships``, ``doCleanup``) as pure decisions.
 
 The JSON readers use :mod:`clusteremu.strategies.pulsar.json_input`, as the modular load manager's ``LoadData`` does.
 """

@@ -1,0 +1,116 @@
+"""A consumer's route poll (``MQClientInstance.updateTopicRouteInfoFromNameServer``, every
+``pollNameServerInterval``): one ``GET_ROUTEINFO_BY_TOPIC`` call per period, or, with ``workload.route_poll =
+"lease"``, a kernel :data:`~clusteremu.emulator.lease.POLL` lease with the name server.
+
+Components: :class:`RoutePoll`, one per start of a consumer; :func:`changed_topics` (which topics' routes a
+name-server change touched).
+
+Why a lease is exact here: the reply of a periodic route read has an effect on the client only when the route
+differs from the cached one (``topicRouteDataChanged``; the client keeps the cached route when the read fails).
+The lease's declaration is the task's first run (a real read, answered with the route); from then on the name
+server, when a topic's route changes (a broker registering it for the first time or with other queue data, a
+broker unregistered or expired), delivers the route at the client's next poll time (the first run of the task's
+grid not before the change), as the real read of that run would return it: the real client reads the route
+then, and acts on the reply when it arrives, as it acts on the delivery. A stop-the-world pause, a crash, a
+network condition on the link and a crash of the name server are the kernel lease's: a poll missed during a
+pause is a real read when the pause ends (the overdue run; the kernel lease re-anchors there, and the client
+declares it again at the task's next run on its own grid, a real read as that run is, since a fixed-rate task
+keeps its grid after an overdue run), a poll during a condition is a real read routed by the network model (lost
+with the condition), and a route read from a name server that lost the lease is a real read.
+What differs is milliseconds: the real reply reads the name server's table when the request arrives (a latency
+after the run) and is delivered a second latency later; the delivery reads it at the run and arrives one latency
+later. A route change within that latency of a poll time is seen at that poll by one model and at the next poll
+(``pollNameServerInterval`` later) by the other, as a real client's is with two different latency draws.
+
+The task is ``scheduleAtFixedRate``, whose runs do not drift, nor does the lease's grid anchored on one of them;
+under ``cluster.timer_mode = "fixed_delay"`` each run starts a call's round trip after the previous one's start
+plus the period, a grid the lease cannot keep: there the route poll stays a real call.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Generator, Mapping
+
+from clusteremu.emulator.lease import POLL, Lease
+
+from .config import seconds
+
+if TYPE_CHECKING:
+    from clusteremu.emulator.executor import ScheduledTask
+
+    from .consumer import Consumer
+
+__all__ = ["ROUTE_LEASE_KEY", "RoutePoll", "changed_topics"]
+
+#: the route lease's key among a client's leases (one topic per consumer)
+ROUTE_LEASE_KEY = "route"
+
+
+def changed_topics(before: Mapping[str, tuple] | None, after: Mapping[str, tuple] | None) -> list[str]:
+    """The topics whose route a broker's change touched: ``before`` and ``after`` are the broker's registered
+    topics (topic -> (read queues, perm)), None when the broker had or has no route; sorted."""
+    b, a = before or {}, after or {}
+    return sorted(t for t in b.keys() | a.keys() if b.get(t) != a.get(t))
+
+
+class RoutePoll:
+    """The route poll of one start of ``consumer`` (``lease``: as a kernel poll lease, see the module docs)."""
+
+    def __init__(self, consumer: "Consumer", lease: bool) -> None:
+        self.c = consumer
+        self.lease_mode = lease
+        self.lease: Lease | None = None
+        self.task: "ScheduledTask | None" = None  # the periodic task, cancelled once the lease is declared
+        self.origin = 0.0  # the task's grid: origin + k·period (the lease's declaration is one of its runs)
+        self.period = seconds(consumer.cfg, "pollNameServerInterval")
+        self._realigning = False
+
+    def periodic(self) -> Generator:
+        """The ``pollNameServerInterval`` task's run: a real read, or the lease's declaration (its first read)."""
+        if not self.lease_mode:
+            yield from self.read()
+            return
+        c = self.c
+        if self.task is not None:
+            self.task.cancel()  # the lease makes every later run (the kernel's notices handle what stops it)
+        self.origin = c.now
+        self._declare()
+
+    def _declare(self) -> None:
+        c = self.c
+        self.lease = Lease(c, c.params["namesrv"], ROUTE_LEASE_KEY, self.period, form=POLL, target=c.topic,
+                           on_reply=self._on_reply).start()
+
+    def read(self) -> Generator:
+        """One real ``GET_ROUTEINFO_BY_TOPIC`` call (the start's, and every run without a lease)."""
+        c = self.c
+        reply = yield from c.call(c.params["namesrv"], "GET_ROUTEINFO_BY_TOPIC", {"topic": c.topic},
+                                  timeout=seconds(c.cfg, "mqClientApiTimeout"))
+        self._apply(reply)
+
+    def _on_reply(self, body: dict[str, Any]) -> None:
+        if "data" in body:
+            self._apply(body["data"])
+        lease = self.lease
+        if lease is not None and lease.state == "closed" and not self._realigning and not self._on_grid(lease.anchor):
+            # re-anchored at a pause's end (the overdue run, a real read): the task's later runs keep its grid
+            self._realigning = True
+            self.c.spawn(self._realign(lease))
+
+    def _on_grid(self, t: float) -> bool:
+        k = (t - self.origin) / self.period
+        return abs(k - round(k)) * self.period < 1e-6
+
+    def _realign(self, lease: Lease) -> Generator:
+        """Declare the lease again at the task's next run on its grid (a real read, as that run is)."""
+        c = self.c
+        k = math.ceil((c.now - self.origin) / self.period - 1e-9)
+        yield from c.sleep(self.origin + k * self.period - c.now)
+        self._realigning = False
+        if lease is self.lease and lease.state != "ended":
+            self._declare()  # replaces the lease of the same key, on the server too (its beat re-anchors it)
+
+    def _apply(self, route: dict[str, Any] | None) -> None:
+        if route is None or not route["found"]:
+            return  # an exception in the real client: the cached route stays
+        self.c._set_route(route["brokers"], route["queue_datas"])
