@@ -159,7 +159,9 @@ class Worker:
         routed, those dropped and the events written as they happen. Since every receiver is here, nothing needs
         to leave the worker between windows, which is what a window costs in the coordinator.
         Events are written in batches of at least ``write_every`` (windows are consecutive spans of time, so the
-        writer's canonical order is the same whatever the batching).
+        writer's canonical order is the same whatever the batching); if the run fails or is interrupted, the
+        events of every window that ended are written before the error goes on, as ``advance`` would have
+        written them one window at a time.
         """
         env = self.env
         queue = env._queue
@@ -168,34 +170,42 @@ class Worker:
         write = self.writer.write
         pending: list[tuple[float, str, str, int, Message]] = []  # heap in canonical delivery order
         inf = math.inf
-        while True:
-            t_next = queue[0][0] if queue else inf
-            if pending and pending[0][0] < t_next:
-                t_next = pending[0][0]
-            if t_next >= until:  # inf included
-                break
-            end = min(t_next + lookahead, until)
-            # as Worker.advance(end, due, since): the clock stands at the previous window's end
-            while pending and pending[0][0] < end:
-                self._schedule_delivery(heappop(pending)[4])
-            _run_window(env, end)
-            stats.windows += 1
-            if outbox:
-                for msg in outbox:
-                    stats.messages += 1
-                    if route(msg):
-                        heappush(pending, (msg.deliver_t, msg.dst, msg.src, msg.seq, msg))
-                    else:
-                        stats.dropped += 1
-                outbox.clear()
-            if len(events) >= write_every:
-                stats.events += len(events)
-                write(events)
-                events.clear()
-            after_window(end)
-        stats.events += len(events)
-        write(events)
-        events.clear()
+        ended = 0  # how many of ``events`` belong to windows that ended
+        try:
+            while True:
+                t_next = queue[0][0] if queue else inf
+                if pending and pending[0][0] < t_next:
+                    t_next = pending[0][0]
+                if t_next >= until:  # inf included
+                    break
+                end = min(t_next + lookahead, until)
+                # as Worker.advance(end, due, since): the clock stands at the previous window's end
+                while pending and pending[0][0] < end:
+                    self._schedule_delivery(heappop(pending)[4])
+                _run_window(env, end)
+                stats.windows += 1
+                if outbox:
+                    for msg in outbox:
+                        stats.messages += 1
+                        if route(msg):
+                            heappush(pending, (msg.deliver_t, msg.dst, msg.src, msg.seq, msg))
+                        else:
+                            stats.dropped += 1
+                    outbox.clear()
+                ended = len(events)
+                if ended >= write_every:
+                    stats.events += ended
+                    write(events)
+                    events.clear()
+                    ended = 0
+                after_window(end)
+        except BaseException:
+            del events[ended:]  # the failed window's, which advance would not have written either
+            raise
+        finally:
+            stats.events += len(events)
+            write(events)
+            events.clear()
 
     def finish(self) -> WriterSummary:
         return self.writer.close()

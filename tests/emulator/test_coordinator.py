@@ -1,6 +1,8 @@
 """The in-process coordinators: one worker (``SoleCoordinator``) runs the windows of several (``Coordinator``)."""
 from __future__ import annotations
 
+import pytest
+
 from clusteremu.emulator.agent import Agent
 from clusteremu.emulator.coordinator import Coordinator, SoleCoordinator
 from clusteremu.emulator.models import AgentSpec
@@ -62,3 +64,37 @@ def test_one_worker_runs_the_windows_routes_and_numbers_the_drops_as_the_coordin
     receipts = sorted(e["agent_kind"] for e in sole if e["agent"] == "mid" and e["agent_kind"].startswith("got"))
     assert receipts == ["got alpha 2", "got zed 2"]
     assert sole_stats.messages == 4 and sole_stats.dropped == 2
+
+
+class Failing(Agent):
+    """Writes an event each second and fails at 3.5 s, right after writing one more."""
+
+    def on_start(self) -> None:
+        for t in (1.0, 2.0, 3.0):
+            self.env.timeout(t).callbacks.append(lambda _ev: self.emit("agent_started", agent_kind="tick"))
+        self.env.timeout(3.5).callbacks.append(self._fail)
+
+    def _fail(self, _ev) -> None:
+        self.emit("agent_started", agent_kind="last words")  # in the failing window: not written
+        raise ZeroDivisionError("a model's bug")
+
+
+def _failing_run(tmp_path, n_workers: int) -> list[dict]:
+    network = NetworkModel(3, Latency("uniform", 0.001, 0.004), [])
+    specs = [AgentSpec("bomb", f"{__name__}:Failing"), AgentSpec("mid", f"{__name__}:Receiver")]
+    groups = [specs] if n_workers == 1 else [specs[:1], specs[1:]]
+    workers = [Worker(i, 3, g, tmp_path) for i, g in enumerate(groups)]
+    net = SegmentWriter(tmp_path / "events", "net")
+    coordinator = SoleCoordinator if n_workers == 1 else Coordinator
+    with pytest.raises(ZeroDivisionError):
+        coordinator([InprocLink(w) for w in workers], network, UNTIL, net).run()
+    for w in workers:
+        w.finish()
+    net.close()
+    return [e.as_dict() for e in open_run(tmp_path).events()]
+
+
+def test_a_failing_run_keeps_the_events_of_every_window_that_ended_as_the_coordinator_of_two_does(tmp_path):
+    sole = _failing_run(tmp_path / "sole", 1)
+    assert sole == _failing_run(tmp_path / "two", 2)
+    assert [e["t"] for e in sole if e["agent"] == "bomb"] == [0.0, 1.0, 2.0, 3.0]
