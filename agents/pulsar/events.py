@@ -38,8 +38,10 @@ declare("bundle_split", "A bundle was split into `children` with `algorithm`.", 
 
 # -- brokers: ownership ----------------------------------------------------------------------------------------
 declare("bundle_owned", "The broker took ownership of `bundle` (`via`: lookup, initial (preassigned at start), split; "
-        "with the extensible load manager: assign, transfer, override (the channel owner's ownership monitor settled a "
-        "service unit left in flight or held by an inactive broker on this one)).", _M,
+        "with the extensible load manager: assign, transfer, override (the channel owner's clean-up or ownership monitor "
+        "settled a service unit left in flight or held by an inactive broker on this one), table_view (a client "
+        "connected a topic of a bundle the channel's table view has Owned by this broker, a record written while "
+        "it was down)).", _M,
         bundle="str", via="str")
 declare("bundle_unloaded", "The broker released `bundle` and closed its topics (`reason`: shedding (with the "
         "extensible load manager's transfer too: `destination` then names the new owner and the clients are told "

@@ -11,12 +11,14 @@ name it:
   the clients at once and publishes ``Free``;
 * ``Owned`` with ``src`` = me (the end of a transfer) → disconnect the clients, telling them the new owner,
   so that they connect to it directly, without a lookup or a back-off;
-* a *forced* ``Owned`` (an override by the channel owner's ownership monitor or its clean-up of an inactive
+* a *forced* ``Owned`` (an override by the channel owner's ownership monitor or its clean-up of a departed
   broker, see :mod:`clusteremu.strategies.pulsar.extensible.ownership_monitor`) with ``dst`` = me → own the
   bundle; clients this broker still holds for the bundle (a transfer that never completed) are closed — told
   this broker when it is the new owner (a rollback), left to look the topic up again otherwise.
 
-Lookups read the table view: an owned bundle answers Connect to its owner; a bundle in flight makes the lookup
+Lookups read the table view, and so does a broker asked to serve a topic (:meth:`ServiceUnitChannel.owned_here`:
+a record ``Owned`` by it is its bundle even if it was written while the broker was down, as Pulsar's
+``getOwnershipAsync`` answers from the view): an owned bundle answers Connect to its owner; a bundle in flight makes the lookup
 wait until it settles (up to ``loadBalancerInFlightServiceUnitStateWaitingTimeInMillis``); an unowned one is
 assigned by the channel owner (the leader, see :mod:`.extensible_load_manager`) and answered once owned.
 
@@ -47,10 +49,10 @@ CHANNEL_PREFIX = "/loadbalance/service-unit-state/"
 _M = __name__
 declare("service_unit_state", "A broker published a service-unit state transition of `bundle` on the extensible "
         "load manager's channel: `state` (Assigning, Owned, Releasing, Free), `src` the releasing owner, `dst` the "
-        "new owner (\"\" when none), `reason` (assign, transfer, unload, shutdown, orphaned; the channel owner's "
+        "new owner (\"\" when none), `reason` (assign, transfer, unload, shutdown; the channel owner's "
         "overrides: roll_forward, rollback, splitting (in-flight states older than "
         "loadBalancerInFlightServiceUnitStateWaitingTimeInMillis) and inactive_broker (the clean-up of a broker "
-        "the ownership monitor found gone)).", _M,
+        "that left the registry or that the ownership monitor found gone, see broker_cleanup)).", _M,
         bundle="str", state="str", src="str", dst="str", reason="str")
 
 #: transitions are checked against the metadata-store storage rules (the channel lives in the store here)
@@ -161,6 +163,11 @@ class ServiceUnitChannel:
             self.b.emit("service_unit_state", bundle=bundle, state=ServiceUnitState.Free.value, src=src, dst="",
                         reason=reason)
         return r
+
+    def owned_here(self, bundle: str) -> bool:
+        """Whether the table view has ``bundle`` Owned by this broker (``isServiceUnitOwned`` reads the view)."""
+        record = self.view.get(bundle)
+        return record is not None and record.state is ServiceUnitState.Owned and record.dst == self.b.name
 
     # -- the owner's side of the protocol -------------------------------------------------------------------
     def claim_initial(self, bundle: str) -> Generator[Any, Any, str | None]:

@@ -11,9 +11,15 @@
   it otherwise (an *unload*: the bundle goes Free and the clients' next lookups assign it).
 * Assignment of unowned bundles (any broker's lookup asks the channel owner): the extensible
   ``LeastResourceUsageWithWeight`` over the registered brokers, published as ``Assigning``.
-* When a broker leaves the registry (session expired, stopped), its bundles are orphans: they are set Free so
-  that the clients' lookups reassign them (Pulsar schedules its ``doCleanup`` there instead, which overrides
-  them to a selected owner: see the departures below).
+* When a broker leaves the registry (session expired, stopped): ``handleBrokerDeletionEvent`` schedules its
+  clean-up (``scheduleCleanup`` → ``doCleanup``) after
+  :func:`~clusteremu.strategies.pulsar.extensible.ownership_monitor.cleanup_delay` of the channel owner's metadata
+  state (at once when ``Stable``, 180 s when ``Jittery``, not at all when ``Unstable``); a clean-up already
+  pending for that broker is not scheduled again, and the broker registering again
+  (``handleBrokerCreationEvent``) cancels it. The clean-up overrides the broker's service units to an owner the
+  placement strategy selects without it (forced ``Owned``, the departed broker as the source), ``Free`` only
+  when no broker can be selected. Each step is traced as ``broker_cleanup``.
+* A new channel owner adopts what departed brokers left while there was none through its monitor's first run.
 * The ownership monitor (``scheduleOwnershipMonitor`` → ``monitorOwnerships``): on becoming the channel owner,
   a fixed-delay task every ``loadBalancerServiceUnitStateMonitorIntervalInSeconds`` (first run at once),
   cancelled when it stops being the owner. Its decisions are
@@ -21,14 +27,15 @@
   the registered brokers: in-flight states older than ``loadBalancerInFlightServiceUnitStateWaitingTimeInMillis``
   are overridden (rolled forward to a broker the placement strategy selects without the stuck one, or rolled
   back to an available source); when a record names a broker that is not registered, that broker's clean-up
-  (``doCleanup``) overrides its service units instead. Each run that finds anything is traced as
+  is scheduled as for a registry deletion instead. Each run that finds anything is traced as
   ``ownership_monitor``; each override as ``service_unit_state`` with the action as its ``reason``.
 
 Departures: the shedder's ``isTransferable`` check (isolation/anti-affinity policies and the broker filters) is
-not modelled: scenarios have no such policies, so every bundle is transferable. The registry's deletion
-notification frees the departed broker's bundles at once, where Pulsar runs the same ``doCleanup`` as the
-monitor (after 0 s, or 180 s when the metadata session was re-established less than 180 s ago); the monitor's
-own clean-up of an inactive broker is Pulsar's. The metadata session state the monitor checks (``Stable``
+not modelled: scenarios have no such policies, so every bundle is transferable. ``doCleanup`` overrides every
+service unit in one pass: there are no system-namespace bundles to hold back until the others have moved, and
+the departed broker's load data nodes (which it removes) are already gone with the broker's session. A clean-up
+still pending when this broker stops being the channel owner is dropped with the load manager (Pulsar's would
+still run on the old owner). The metadata session state the monitor checks (``Stable``
 only when no session event happened in the last 180 s) comes from the broker's own session: lost when it expires,
 re-established when the broker reconnects (``zookeeperSessionExpiredPolicy=reconnect``). The monitor's tombstoning of ``Free``/``Deleted``
 records has nothing to do: ``Free`` is stored as a deletion, and splits (``Deleted``) are not modelled with the
@@ -42,9 +49,9 @@ from clusteremu.emulator.executor import FIXED_DELAY, FIXED_RATE, ScheduledTask
 from clusteremu.emulator.trace.kinds import declare
 from clusteremu.strategies import pulsar
 from clusteremu.strategies.pulsar.extensible import BrokerLoadData, ServiceUnitState, TopBundlesLoadData, TransferContext
-from clusteremu.strategies.pulsar.extensible.ownership_monitor import (Override, StateData, cleanup_targets,
-                                                                        metadata_state, monitor_ownerships,
-                                                                        override_inactive_broker)
+from clusteremu.strategies.pulsar.extensible.ownership_monitor import (Override, StateData, cleanup_delay,
+                                                                        cleanup_targets, metadata_state,
+                                                                        monitor_ownerships, override_inactive_broker)
 
 from .extensible_reporting import LOAD_DATA_PREFIX, TOP_BUNDLES_PREFIX
 from .leader import LeaderLoadManager
@@ -54,11 +61,17 @@ if TYPE_CHECKING:
     from .port import BrokerPort
 
 declare("ownership_monitor", "A run of the channel owner's ownership monitor (monitorOwnerships) that has "
-        "something to override: `brokers` available, `inactive` brokers named by records but not registered, "
-        "`cleanups` the service units their clean-up (doCleanup) overrides (the orphans then wait for a later "
-        "run), `orphans` in-flight states older than loadBalancerInFlightServiceUnitStateWaitingTimeInMillis, "
+        "something to override: `brokers` available, `inactive` brokers named by records but not registered "
+        "(their clean-up is scheduled, see broker_cleanup), `cleanups` the service units those clean-ups target "
+        "at the time of the run (the orphans then wait for a later run), `orphans` in-flight states older than "
+        "loadBalancerInFlightServiceUnitStateWaitingTimeInMillis, "
         "`overrides` published for them, `failed` orphans no broker could take (retried by the next run).",
         __name__, brokers="int", inactive="str", cleanups="int", orphans="int", overrides="int", failed="int")
+declare("broker_cleanup", "The channel owner's clean-up of a departed `broker` (handleBrokerDeletionEvent → "
+        "scheduleCleanup → doCleanup): `action` scheduled (after `delay` s, by the `metadata` state: 0 when "
+        "Stable, MAX_CLEAN_UP_DELAY_TIME_IN_SECS when Jittery), ignored (Unstable), cancelled (the broker "
+        "registered again before it ran) or run (`units` service units overridden, reason inactive_broker).",
+        __name__, broker="str", action="str", metadata="str", delay="float", units="int")
 
 
 class ExtensibleLoadManager(LeaderLoadManager):
@@ -79,6 +92,7 @@ class ExtensibleLoadManager(LeaderLoadManager):
                                     rng=broker.rng("placement-strategy"))
         self._assigning: dict[str, str] = {}
         self._monitor: ScheduledTask | None = None
+        self._cleanup_jobs: dict[str, ScheduledTask] = {}  # cleanupJobs: broker -> its pending clean-up
         # bundle -> its record when this channel owner began writing a clean-up or override for it: no second
         # write is based on that record until the table view shows the first one (in Pulsar the second of two
         # writes at the same version loses the channel's conflict check)
@@ -97,11 +111,9 @@ class ExtensibleLoadManager(LeaderLoadManager):
         if self._monitor is not None:  # cancelOwnershipMonitor
             self._monitor.cancel()
             self._monitor = None
-
-    def on_snapshot(self) -> None:
-        # A new channel owner adopts the orphans left while there was none.
-        for bundle, record in sorted(self.b.xchannel.view.items()):
-            self._free_if_orphan(bundle, record)
+        for job in self._cleanup_jobs.values():
+            job.cancel()
+        self._cleanup_jobs.clear()
 
     # -- inputs ---------------------------------------------------------------------------------------------
     def on_broker_report(self, broker: str, change: str, data: dict[str, Any] | None) -> None:
@@ -110,10 +122,11 @@ class ExtensibleLoadManager(LeaderLoadManager):
             return
         if change == "deleted":
             self.active.discard(broker)
-            for bundle, record in sorted(self.b.xchannel.view.items()):
-                self._free_if_orphan(bundle, record)
+            self.handle_broker_deletion(broker)
         else:
             self.active.add(broker)
+            if change == "created":
+                self.handle_broker_creation(broker)
 
     def on_notify(self, path: str, change: str, data: Any) -> None:
         if self.stopped:
@@ -133,11 +146,6 @@ class ExtensibleLoadManager(LeaderLoadManager):
             else:
                 self.top_bundles[broker] = TopBundlesLoadData.from_json(data, path)
 
-    def _free_if_orphan(self, bundle: str, record) -> None:
-        holder = record.src if record.state is ServiceUnitState.Releasing else record.dst
-        if holder not in self.active and not self._pending(bundle):
-            self._write(bundle, self.b.xchannel.publish_free(bundle, holder, "orphaned"))
-
     def _pending(self, bundle: str) -> bool:
         """Whether a write of this channel owner for ``bundle`` has not reached its table view yet."""
         if bundle not in self._writing:
@@ -156,6 +164,42 @@ class ExtensibleLoadManager(LeaderLoadManager):
         if r is None or not r.get("ok"):
             self._writing.pop(bundle, None)  # nothing was written: the view will not change for it
 
+    # -- clean-up of a departed broker ------------------------------------------------------------------------
+    def handle_broker_deletion(self, broker: str) -> None:
+        """``handleBrokerDeletionEvent`` on the channel owner: schedule ``broker``'s clean-up (see the module
+        docstring), unless the metadata state is ``Unstable`` or one is already pending."""
+        channel = self.b.xchannel
+        state = metadata_state(channel.session_lost, channel.last_session_event_ms, self.b.now_ms())
+        delay = cleanup_delay(state)
+        if delay is None:
+            self.b.emit("broker_cleanup", broker=broker, action="ignored", metadata=str(state), delay=0.0, units=0)
+            return
+        if broker in self._cleanup_jobs:  # scheduleCleanup's computeIfAbsent
+            return
+        self._cleanup_jobs[broker] = self.b.timers.schedule(lambda: self._do_cleanup(broker), float(delay),
+                                                            name="inactive-broker-cleanup")
+        self.b.emit("broker_cleanup", broker=broker, action="scheduled", metadata=str(state), delay=float(delay),
+                    units=0)
+
+    def handle_broker_creation(self, broker: str) -> None:
+        """``handleBrokerCreationEvent``: a broker that registers again cancels its pending clean-up."""
+        job = self._cleanup_jobs.pop(broker, None)
+        if job is not None:
+            job.cancel()
+            self.b.emit("broker_cleanup", broker=broker, action="cancelled", metadata="", delay=0.0, units=0)
+
+    def _do_cleanup(self, broker: str) -> None:
+        """``doCleanup``: override every service unit the departed ``broker`` still holds."""
+        self._cleanup_jobs.pop(broker, None)
+        if self.stopped:
+            return
+        records = self._state_data()
+        overrides = [override_inactive_broker(bundle, records[bundle], broker, self._select(bundle, broker))
+                     for bundle in cleanup_targets(records, broker)]
+        self.b.emit("broker_cleanup", broker=broker, action="run", metadata="", delay=0.0, units=len(overrides))
+        for o in overrides:
+            self._publish_override(o)
+
     # -- ownership monitor ----------------------------------------------------------------------------------
     def monitor_ownerships(self) -> None:
         """One run of the ownership monitor (see the module docstring)."""
@@ -170,18 +214,17 @@ class ExtensibleLoadManager(LeaderLoadManager):
             cfg["loadBalancerInFlightServiceUnitStateWaitingTimeInMillis"],
             cfg["loadBalancerServiceUnitStateTombstoneDelayTimeInSeconds"] * 1000,
             metadata_state(channel.session_lost, channel.last_session_event_ms, now_ms))
-        cleanups: dict[str, Override] = {}  # a bundle naming two inactive brokers: the first clean-up's write wins
-        for broker in result.inactive_brokers:
-            for bundle in cleanup_targets(records, broker):
-                if bundle not in cleanups:
-                    cleanups[bundle] = override_inactive_broker(bundle, records[bundle], broker,
-                                                                self._select(bundle, broker))
+        targets = {broker: cleanup_targets(records, broker) for broker in result.inactive_brokers}
+        cleanups = {bundle for bundles in targets.values() for bundle in bundles}
         if not (cleanups or result.orphans):
             return  # nothing to override (an inactive broker's clean-up with nothing to do is not traced)
         self.b.emit("ownership_monitor", brokers=len(self.active), inactive=",".join(result.inactive_brokers),
                     cleanups=len(cleanups), orphans=len(result.orphans), overrides=len(result.overrides),
                     failed=len(result.failed))
-        for o in list(cleanups.values()) + list(result.overrides):
+        for broker in result.inactive_brokers:
+            if targets[broker]:  # a departed broker left only as the source of Owned records: nothing to clean
+                self.handle_broker_deletion(broker)
+        for o in result.overrides:
             self._publish_override(o)
         # result.tombstones: the model stores Free as a deletion already, so there is nothing left to tombstone
 

@@ -184,7 +184,13 @@ class BundleOwnership:
         """A client connects a topic: served if its bundle is owned here and not being unloaded."""
         b = self.b
         ti = b.workload.topic_index[msg.body["topic"]]
-        own = self.owned.get(self.bundle_map.bundle_of(ti))
+        bundle = self.bundle_map.bundle_of(ti)
+        own = self.owned.get(bundle)
+        if own is None and b.xchannel is not None and not b.stopping and b.xchannel.owned_here(bundle):
+            # The extensible load manager checks ownership against the channel's table view: a record Owned by
+            # this broker (e.g. written while it restarted) is its bundle, whether or not it saw the record come.
+            self.own(bundle, via="table_view")
+            own = self.owned.get(bundle)
         if own is None or own.disabled:
             b.reply(msg, {"ok": False, "error": "ServiceUnitNotReady"})
             return

@@ -29,7 +29,10 @@ transfers and ``LookupOptions``: the channel model follows the newest protocol, 
 The clean-up of an inactive broker (``doCleanup``) overrides every record whose destination is that broker in an
 active state, or whose source is that broker in flight: ``Owned`` by a broker selected without it (the inactive
 broker kept as the source), ``Splitting`` with the selected broker as the source, or ``Free`` (source: the
-inactive broker) when no broker can be selected.
+inactive broker) when no broker can be selected. The channel owner schedules that clean-up
+(``handleBrokerDeletionEvent`` → ``scheduleCleanup``) when the registry reports a broker gone and when the monitor
+finds an inactive one, after :func:`cleanup_delay`: at once when the metadata state is ``Stable``, after
+``MAX_CLEAN_UP_DELAY_TIME_IN_SECS`` when ``Jittery``, not at all when ``Unstable``.
 
 Every override is published *forced*: the channel accepts it whatever the current state (the transition table
 is not checked). Times are epoch milliseconds; ``select(bundle, excluded)`` is the load manager's ``selectAsync``
@@ -45,10 +48,12 @@ from .service_unit_state import ServiceUnitState, is_active_state, is_in_flight_
 
 __all__ = [
     "MAX_CLEAN_UP_DELAY_TIME_IN_SECS",
+    "MIN_CLEAN_UP_DELAY_TIME_IN_SECS",
     "MetadataState",
     "MonitorResult",
     "Override",
     "StateData",
+    "cleanup_delay",
     "cleanup_targets",
     "metadata_state",
     "monitor_ownerships",
@@ -61,6 +66,8 @@ _S = ServiceUnitState
 #: ``ServiceUnitStateChannelImpl.MAX_CLEAN_UP_DELAY_TIME_IN_SECS``: how long after a session event the metadata
 #: state stays ``Jittery`` (and an inactive broker's clean-up is delayed by)
 MAX_CLEAN_UP_DELAY_TIME_IN_SECS = 180
+#: ``MIN_CLEAN_UP_DELAY_TIME_IN_SECS``: the clean-up delay while the metadata state is ``Stable`` (at once)
+MIN_CLEAN_UP_DELAY_TIME_IN_SECS = 0
 
 Select = Callable[[str, str], "str | None"]
 
@@ -120,6 +127,16 @@ def metadata_state(session_lost: bool, last_event_ms: int, now_ms: int) -> Metad
     if now_ms - last_event_ms > 1000 * MAX_CLEAN_UP_DELAY_TIME_IN_SECS:
         return MetadataState.Stable
     return MetadataState.Jittery
+
+
+def cleanup_delay(metadata: MetadataState) -> int | None:
+    """``handleBrokerDeletionEvent``: the delay in seconds before an inactive broker's clean-up runs, or None
+    when the metadata state is ``Unstable`` (the clean-up is not scheduled: the registry is not trusted)."""
+    if metadata is MetadataState.Stable:
+        return MIN_CLEAN_UP_DELAY_TIME_IN_SECS
+    if metadata is MetadataState.Jittery:
+        return MAX_CLEAN_UP_DELAY_TIME_IN_SECS
+    return None
 
 
 def override_in_flight(bundle: str, data: StateData, available: Iterable[str], select: Select) -> Override | None:

@@ -124,7 +124,7 @@ def test_a_modular_strategy_is_refused_for_the_extensible_load_manager():
     assert "strategy.shedding" in str(err.value)
 
 
-def test_bundles_of_a_killed_leader_are_freed_and_reassigned(tmp_path, owners_over_time):
+def test_bundles_of_a_killed_leader_are_overridden_to_the_other_brokers(tmp_path, owners_over_time):
     data = {k: dict(v) for k, v in BASE.items()}
     data["strategy"] = {"load_manager": "extensible"}
     data["config"] = {**BASE["config"], "zooKeeperSessionTimeoutMillis": 10_000}
@@ -132,10 +132,12 @@ def test_bundles_of_a_killed_leader_are_freed_and_reassigned(tmp_path, owners_ov
     data["faults"] = [{"kind": "leader_kill", "at": 50.0}]
     events = run(tmp_path, validate_scenario(data, "test"), "k")
     killed = next(e.agent for e in events if e.kind == "agent_stopped")
-    freed = {e.bundle for e in events
-             if e.kind == "service_unit_state" and e.state == "Free" and e.reason == "orphaned"}
+    # the new channel owner's first monitor run schedules the killed broker's clean-up (doCleanup): forced Owned
+    moved = {e.bundle for e in events if e.kind == "service_unit_state" and e.state == "Owned"
+             and e.reason == "inactive_broker" and e.src == killed}
     had = {e.bundle for e in events if e.kind == "bundle_owned" and e.agent == killed and e.t < 50.0}
-    assert had and freed == had
+    assert had and moved == had
+    assert not any(e.kind == "service_unit_state" and e.state == "Free" for e in events)
     final = owners_over_time(events)
     assert len(final) == 8 and killed not in final.values()
     last = {}

@@ -7,9 +7,11 @@ import pytest
 
 from clusteremu.strategies.pulsar.extensible import ServiceUnitState as S
 from clusteremu.strategies.pulsar.extensible.ownership_monitor import (
+    MAX_CLEAN_UP_DELAY_TIME_IN_SECS,
     MetadataState,
     Override,
     StateData,
+    cleanup_delay,
     cleanup_targets,
     metadata_state,
     monitor_ownerships,
@@ -197,3 +199,16 @@ def test_clean_up_targets_what_the_broker_owns_or_is_moving():
 def test_clean_up_override(bundle, selected, expected):
     o = override_inactive_broker(bundle, INACTIVE_TABLE[bundle], "x", selected)
     assert (o.state.value, o.dst, o.src, o.action) == (*expected, "inactive_broker")
+
+
+# handleBrokerDeletionEvent: the delay of a departed broker's clean-up by the channel owner's metadata state
+# (ServiceUnitStateChannelTest.handleBrokerDeletionEventTest: Stable cleans at once, Jittery after the maximum
+# delay, Unstable is ignored).
+@pytest.mark.parametrize("metadata, delay", [
+    (MetadataState.Stable, 0),
+    (MetadataState.Jittery, 180),
+    (MetadataState.Unstable, None),
+])
+def test_clean_up_delay_by_metadata_state(metadata, delay):
+    assert cleanup_delay(metadata) == delay
+    assert MAX_CLEAN_UP_DELAY_TIME_IN_SECS == 180
