@@ -69,6 +69,7 @@ class Coordinator:
         self._boundaries = list(boundaries)
         self._boundary_agent = boundary_agent
         self._boundary_seq = 0
+        self._started = self._last_progress = 0.0  # wall clock: the run's start, the last progress report
         network.agents = set(self._owner)
         network._emit = self._emit_network
 
@@ -78,8 +79,7 @@ class Coordinator:
 
     def run(self) -> CoordinatorStats:
         """Run windows until ``until`` or until nothing is left to happen."""
-        started = time.perf_counter()
-        last_progress = started
+        self._started = self._last_progress = time.perf_counter()
         L = self.network.lookahead
         links = self.links
         next_times = [link.next_time() for link in links]
@@ -116,15 +116,26 @@ class Coordinator:
             self._pass_boundaries(end)
             self._write_net_events()
             if self._progress is not None:
-                now = time.perf_counter()
-                if now - last_progress >= self._progress_every:
-                    last_progress = now
-                    stats.wall_seconds = now - started
-                    self._progress(end, stats)
+                self._report(end)
+        return self._finish()
+
+    def _report(self, end: float) -> None:
+        """Call ``progress`` at the end of a window, at most once every ``progress_every_s`` of wall time."""
+        now = time.perf_counter()
+        if now - self._last_progress >= self._progress_every:
+            self._last_progress = now
+            stats = self.stats
+            stats.virtual_time = end
+            stats.wall_seconds = now - self._started
+            self._progress(end, stats)
+
+    def _finish(self) -> CoordinatorStats:
+        """What remains at ``until``: the fault boundaries passed, the network's events, the last progress."""
         self._pass_boundaries(self.until)
+        stats = self.stats
         stats.virtual_time = self.until
         self._write_net_events()
-        stats.wall_seconds = time.perf_counter() - started
+        stats.wall_seconds = time.perf_counter() - self._started
         if self._progress is not None:
             self._progress(stats.virtual_time, stats)
         return stats
@@ -164,7 +175,6 @@ class SoleCoordinator(Coordinator):
             raise ValueError("SoleCoordinator runs exactly one in-process worker")
         super().__init__(links, *args, **kwargs)
         self._drops: list[tuple[float, str, dict]] = []
-        self._started = self._last_progress = 0.0
 
     def _emit_network(self, kind: str, t: float, **fields) -> None:
         self._drops.append((t, kind, fields))  # numbered after the window's routing (see _after_window)
@@ -172,17 +182,19 @@ class SoleCoordinator(Coordinator):
     def run(self) -> CoordinatorStats:
         """Run windows until ``until`` or until nothing is left to happen."""
         self._started = self._last_progress = time.perf_counter()
-        stats = self.stats
         worker = self.links[0].worker  # type: ignore[attr-defined]  (an InprocLink: checked above)
-        worker.run_alone(self.until, self.network.lookahead, self.network.route, self._after_window, stats)
-        self._after_window(self.until)
-        stats.virtual_time = self.until
-        stats.wall_seconds = time.perf_counter() - self._started
-        if self._progress is not None:
-            self._progress(stats.virtual_time, stats)
-        return stats
+        worker.run_alone(self.until, self.network.lookahead, self.network.route, self._after_window, self.stats)
+        self._number_drops()
+        return self._finish()
 
     def _after_window(self, end: float) -> None:
+        self._number_drops()
+        self._pass_boundaries(end)
+        self._write_net_events()
+        if self._progress is not None:
+            self._report(end)
+
+    def _number_drops(self) -> None:
         if self._drops:
             # Coordinator numbers the drops in (send time, sender, sequence) order; a window's messages were
             # routed sender by sender in each one's order, so a stable sort by (send time, sender) gives it.
@@ -190,16 +202,6 @@ class SoleCoordinator(Coordinator):
             for t, kind, fields in self._drops:
                 super()._emit_network(kind, t, **fields)
             self._drops.clear()
-        self._pass_boundaries(end)
-        self._write_net_events()
-        if self._progress is not None:
-            now = time.perf_counter()
-            if now - self._last_progress >= self._progress_every:
-                self._last_progress = now
-                stats = self.stats
-                stats.virtual_time = end
-                stats.wall_seconds = now - self._started
-                self._progress(end, stats)
 
 
 class Mesh(Protocol):
