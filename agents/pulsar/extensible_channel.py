@@ -22,6 +22,12 @@ a record ``Owned`` by it is its bundle even if it was written while the broker w
 wait until it settles (up to ``loadBalancerInFlightServiceUnitStateWaitingTimeInMillis``); an unowned one is
 assigned by the channel owner (the leader, see :mod:`.extensible_load_manager`) and answered once owned.
 
+The channel also holds the pending clean-ups of departed brokers (``cleanupJobs``,
+:meth:`ServiceUnitChannel.schedule_cleanup`): the channel owner's load manager schedules them, but they outlive
+its role, as in Pulsar, where the job runs on the scheduling broker's load-manager executor and ``doCleanup``
+does not ask whether that broker still owns the channel. A job that comes due on a broker that is no longer the channel owner reads the registry and the load
+data as that broker's own views would show them and publishes its overrides like the owner's.
+
 ``Free`` is stored as the deletion of the bundle's record (what compaction does to a tombstone), so that the
 next assignment can claim it with the store's atomic create. Each record carries its publisher's ``timestamp``
 (virtual epoch ms), which the ownership monitor ages in-flight states by, and ``force`` (an override, accepted
@@ -32,11 +38,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generator
 
+from clusteremu.emulator.executor import ScheduledTask
 from clusteremu.emulator.messages import Message
 from clusteremu.emulator.trace.kinds import declare
 from clusteremu.strategies import pulsar
 from clusteremu.strategies.pulsar.extensible import (BrokerLoadData, ServiceUnitState, StorageType, is_in_flight_state,
                                           is_valid_transition)
+from clusteremu.strategies.pulsar.extensible.ownership_monitor import Override, StateData, cleanup_overrides
 
 from .extensible_reporting import LOAD_DATA_PREFIX
 from .store import BROKERS_PREFIX
@@ -98,6 +106,9 @@ class ServiceUnitChannel:
         # at time 0, so Stable), which the ownership monitor checks before acting
         self.session_lost = False
         self.last_session_event_ms = 0
+        # cleanupJobs: departed broker -> its pending clean-up. A job belongs to this broker's channel, not to its
+        # role: it outlives the load manager of the channel owner that scheduled it (see _cleanup_due)
+        self.cleanup_jobs: dict[str, ScheduledTask] = {}
 
     def on_session_event(self, lost: bool) -> None:
         """The broker's metadata session was lost, or re-established after a loss."""
@@ -163,6 +174,12 @@ class ServiceUnitChannel:
             self.b.emit("service_unit_state", bundle=bundle, state=ServiceUnitState.Free.value, src=src, dst="",
                         reason=reason)
         return r
+
+    def override(self, o: Override) -> Generator[Any, Any, dict | None]:
+        """Publish a channel owner's forced record (``publishOverrideEventAsync``); ``Free`` is a deletion."""
+        if o.state is ServiceUnitState.Free:
+            return (yield from self.publish_free(o.bundle, o.src, o.action))
+        return (yield from self.publish(o.bundle, o.state, o.dst, o.src, o.action, force=True))
 
     def owned_here(self, bundle: str) -> bool:
         """Whether the table view has ``bundle`` Owned by this broker (``isServiceUnitOwned`` reads the view)."""
@@ -252,12 +269,11 @@ class ServiceUnitChannel:
         The selection reads the brokers' registry and ``BrokerLoadData`` once, as this broker's own table views
         would show them (every broker can run ``selectAsync``, not only the channel owner)."""
         b = self.b
-        registry = yield from b.store.op("list", {"prefix": BROKERS_PREFIX})
-        loads = yield from b.store.op("list", {"prefix": LOAD_DATA_PREFIX})
-        if registry is None or loads is None:
+        read = yield from self._read_brokers()
+        if read is None:
             return
-        candidates = sorted(p[len(BROKERS_PREFIX):] for p in registry["nodes"] if p[len(BROKERS_PREFIX):] != b.name)
-        load_data = {p[len(LOAD_DATA_PREFIX):]: BrokerLoadData.from_json(d, p) for p, d in sorted(loads["nodes"].items())}
+        registered, load_data = read
+        candidates = [broker for broker in registered if broker != b.name]
         placer = pulsar.create(b.config["loadBalancerLoadPlacementStrategy"], b.config, rng=b.rng("shutdown-placement"))
         for bundle in sorted(b.ownership.owned):
             record = self.view.get(bundle)
@@ -270,6 +286,74 @@ class ServiceUnitChannel:
         deadline = b.now + OWNERSHIP_CLEAN_UP_MAX_WAIT_S
         while (b.ownership.owned or self._held_clients) and b.now < deadline:
             yield from b.sleep(OWNERSHIP_CLEAN_UP_RETRY_S)
+
+    def _read_brokers(self) -> Generator[Any, Any, "tuple[list[str], dict[str, BrokerLoadData]] | None"]:
+        """The registered brokers (sorted) and their ``BrokerLoadData``, read from the store (None when it could
+        not be read): what ``selectAsync`` sees on a broker that is not the channel owner (every broker has the
+        registry and the load-data table view)."""
+        registry = yield from self.b.store.op("list", {"prefix": BROKERS_PREFIX})
+        loads = yield from self.b.store.op("list", {"prefix": LOAD_DATA_PREFIX})
+        if registry is None or loads is None:
+            return None
+        registered = sorted(p[len(BROKERS_PREFIX):] for p in registry["nodes"])
+        load_data = {p[len(LOAD_DATA_PREFIX):]: BrokerLoadData.from_json(d, p) for p, d in sorted(loads["nodes"].items())}
+        return registered, load_data
+
+    # -- clean-up of a departed broker (scheduleCleanup -> doCleanup) --------------------------------------------
+    def schedule_cleanup(self, broker: str, delay: float) -> bool:
+        """``scheduleCleanup``: run ``broker``'s clean-up after ``delay`` s on the load-manager executor, unless one
+        is pending already (``computeIfAbsent`` on ``cleanupJobs``); whether a job was scheduled."""
+        if broker in self.cleanup_jobs:
+            return False
+        self.cleanup_jobs[broker] = self.b.timers.schedule(lambda: self._cleanup_due(broker), delay,
+                                                           name="inactive-broker-cleanup")
+        return True
+
+    def cancel_cleanup(self, broker: str) -> bool:
+        """``handleBrokerCreationEvent``: cancel ``broker``'s pending clean-up; whether one was pending."""
+        job = self.cleanup_jobs.pop(broker, None)
+        if job is None:
+            return False
+        job.cancel()
+        return True
+
+    def _cleanup_due(self, broker: str) -> None:
+        """The job runs ``doCleanup``, which does not ask whether this broker is still the channel owner: neither
+        the leader change (``playFollower`` cancels only the monitor and the unload scheduler) nor the channel
+        cancels ``cleanupJobs``; only the broker process's end does (its executor goes with it)."""
+        self.cleanup_jobs.pop(broker, None)
+        lm = self.b.leadership.lm
+        if lm is not None and not lm.stopped and hasattr(lm, "do_cleanup"):
+            lm.do_cleanup(broker)  # still (or again) the channel owner: its own registry and load-data views
+        else:
+            self.b.spawn(self._cleanup_as_former_owner(broker))
+
+    def _cleanup_as_former_owner(self, broker: str) -> Generator:
+        """``doCleanup`` on a broker that has stopped being the channel owner since it scheduled the job: its
+        overrides are chosen as the owner's would be (selected among the registered brokers without ``broker``)
+        and published to the channel, whose every table view, the new owner's included, applies them.
+
+        This broker no longer follows the registry's notifications in the model, so the creation event that
+        would have cancelled the job (``handleBrokerCreationEvent`` runs on every broker) is read at run time
+        instead: a departed broker registered again cancels the job then. When the store cannot be read no
+        broker can be selected, so each target gets a ``Free`` (``selectBroker`` failing does the same)."""
+        b = self.b
+        read = yield from self._read_brokers()
+        registered, load_data = read if read is not None else ([], {})
+        if broker in registered:
+            b.emit("broker_cleanup", broker=broker, action="cancelled", metadata="", delay=0.0, units=0)
+            return
+        placer = pulsar.create(b.config["loadBalancerLoadPlacementStrategy"], b.config, rng=b.rng("cleanup-placement"))
+
+        def select(bundle: str, excluded: str) -> str | None:
+            candidates = [c for c in registered if c != excluded]
+            return placer.select_broker(candidates, bundle, load_data) if candidates else None
+
+        records = {u: StateData(r.state, r.dst, r.src, r.timestamp) for u, r in self.view.items()}
+        overrides = cleanup_overrides(records, broker, select)
+        b.emit("broker_cleanup", broker=broker, action="run", metadata="", delay=0.0, units=len(overrides))
+        for o in overrides:
+            b.spawn(self.override(o))
 
     def on_released(self, bundle: str, reason: str) -> None:
         """The broker gave ``bundle`` up outside the channel protocol (graceful stop): mark it Free."""

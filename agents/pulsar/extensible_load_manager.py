@@ -18,7 +18,10 @@
   pending for that broker is not scheduled again, and the broker registering again
   (``handleBrokerCreationEvent``) cancels it. The clean-up overrides the broker's service units to an owner the
   placement strategy selects without it (forced ``Owned``, the departed broker as the source), ``Free`` only
-  when no broker can be selected. Each step is traced as ``broker_cleanup``.
+  when no broker can be selected. Each step is traced as ``broker_cleanup``. The pending job belongs to the
+  broker's channel (``cleanupJobs``), not to this load manager: when this broker stops being the channel owner
+  it still runs when due (``doCleanup`` does not check the role; see
+  :meth:`~.extensible_channel.ServiceUnitChannel.schedule_cleanup`), and its overrides reach every table view.
 * A new channel owner adopts what departed brokers left while there was none through its monitor's first run.
 * The ownership monitor (``scheduleOwnershipMonitor`` → ``monitorOwnerships``): on becoming the channel owner,
   a fixed-delay task every ``loadBalancerServiceUnitStateMonitorIntervalInSeconds`` (first run at once),
@@ -33,11 +36,9 @@
 Departures: the shedder's ``isTransferable`` check (isolation/anti-affinity policies and the broker filters) is
 not modelled: scenarios have no such policies, so every bundle is transferable. ``doCleanup`` overrides every
 service unit in one pass: there are no system-namespace bundles to hold back until the others have moved, and
-the departed broker's load data nodes (which it removes) are already gone with the broker's session. A clean-up
-still pending when this broker stops being the channel owner is dropped with the load manager (Pulsar's would
-still run on the old owner). The metadata session state the monitor checks (``Stable``
-only when no session event happened in the last 180 s) comes from the broker's own session: lost when it expires,
-re-established when the broker reconnects (``zookeeperSessionExpiredPolicy=reconnect``). The monitor's tombstoning of ``Free``/``Deleted``
+the departed broker's load data nodes (which it removes) are already gone with the broker's session. The
+metadata session state the monitor checks (``Stable`` only when no session event happened in the last 180 s)
+comes from the broker's own session: lost when it expires, re-established when the broker reconnects (``zookeeperSessionExpiredPolicy=reconnect``). The monitor's tombstoning of ``Free``/``Deleted``
 records has nothing to do: ``Free`` is stored as a deletion, and splits (``Deleted``) are not modelled with the
 extensible load manager.
 """
@@ -50,8 +51,8 @@ from clusteremu.emulator.trace.kinds import declare
 from clusteremu.strategies import pulsar
 from clusteremu.strategies.pulsar.extensible import BrokerLoadData, ServiceUnitState, TopBundlesLoadData, TransferContext
 from clusteremu.strategies.pulsar.extensible.ownership_monitor import (Override, StateData, cleanup_delay,
-                                                                        cleanup_targets, metadata_state,
-                                                                        monitor_ownerships, override_inactive_broker)
+                                                                        cleanup_overrides, cleanup_targets,
+                                                                        metadata_state, monitor_ownerships)
 
 from .extensible_reporting import LOAD_DATA_PREFIX, TOP_BUNDLES_PREFIX
 from .leader import LeaderLoadManager
@@ -70,7 +71,9 @@ declare("ownership_monitor", "A run of the channel owner's ownership monitor (mo
 declare("broker_cleanup", "The channel owner's clean-up of a departed `broker` (handleBrokerDeletionEvent → "
         "scheduleCleanup → doCleanup): `action` scheduled (after `delay` s, by the `metadata` state: 0 when "
         "Stable, MAX_CLEAN_UP_DELAY_TIME_IN_SECS when Jittery), ignored (Unstable), cancelled (the broker "
-        "registered again before it ran) or run (`units` service units overridden, reason inactive_broker).",
+        "registered again before it ran; on a broker no longer the channel owner, found registered when the job "
+        "came due) or run (`units` service units overridden, reason inactive_broker). The job runs on the broker "
+        "that scheduled it, even if another broker owns the channel by then.",
         __name__, broker="str", action="str", metadata="str", delay="float", units="int")
 
 
@@ -92,7 +95,6 @@ class ExtensibleLoadManager(LeaderLoadManager):
                                     rng=broker.rng("placement-strategy"))
         self._assigning: dict[str, str] = {}
         self._monitor: ScheduledTask | None = None
-        self._cleanup_jobs: dict[str, ScheduledTask] = {}  # cleanupJobs: broker -> its pending clean-up
         # bundle -> its record when this channel owner began writing a clean-up or override for it: no second
         # write is based on that record until the table view shows the first one (in Pulsar the second of two
         # writes at the same version loses the channel's conflict check)
@@ -111,9 +113,7 @@ class ExtensibleLoadManager(LeaderLoadManager):
         if self._monitor is not None:  # cancelOwnershipMonitor
             self._monitor.cancel()
             self._monitor = None
-        for job in self._cleanup_jobs.values():
-            job.cancel()
-        self._cleanup_jobs.clear()
+        # The pending clean-ups stay: they belong to the broker's channel (playFollower leaves cleanupJobs alone)
 
     # -- inputs ---------------------------------------------------------------------------------------------
     def on_broker_report(self, broker: str, change: str, data: dict[str, Any] | None) -> None:
@@ -174,28 +174,21 @@ class ExtensibleLoadManager(LeaderLoadManager):
         if delay is None:
             self.b.emit("broker_cleanup", broker=broker, action="ignored", metadata=str(state), delay=0.0, units=0)
             return
-        if broker in self._cleanup_jobs:  # scheduleCleanup's computeIfAbsent
-            return
-        self._cleanup_jobs[broker] = self.b.timers.schedule(lambda: self._do_cleanup(broker), float(delay),
-                                                            name="inactive-broker-cleanup")
+        if not channel.schedule_cleanup(broker, float(delay)):
+            return  # one is pending already
         self.b.emit("broker_cleanup", broker=broker, action="scheduled", metadata=str(state), delay=float(delay),
                     units=0)
 
     def handle_broker_creation(self, broker: str) -> None:
         """``handleBrokerCreationEvent``: a broker that registers again cancels its pending clean-up."""
-        job = self._cleanup_jobs.pop(broker, None)
-        if job is not None:
-            job.cancel()
+        if self.b.xchannel.cancel_cleanup(broker):
             self.b.emit("broker_cleanup", broker=broker, action="cancelled", metadata="", delay=0.0, units=0)
 
-    def _do_cleanup(self, broker: str) -> None:
-        """``doCleanup``: override every service unit the departed ``broker`` still holds."""
-        self._cleanup_jobs.pop(broker, None)
-        if self.stopped:
-            return
-        records = self._state_data()
-        overrides = [override_inactive_broker(bundle, records[bundle], broker, self._select(bundle, broker))
-                     for bundle in cleanup_targets(records, broker)]
+    def do_cleanup(self, broker: str) -> None:
+        """``doCleanup`` on the channel owner (its job came due, see
+        :meth:`~.extensible_channel.ServiceUnitChannel.schedule_cleanup`): override every service unit the departed
+        ``broker`` still holds."""
+        overrides = cleanup_overrides(self._state_data(), broker, self._select)
         self.b.emit("broker_cleanup", broker=broker, action="run", metadata="", delay=0.0, units=len(overrides))
         for o in overrides:
             self._publish_override(o)
@@ -238,11 +231,7 @@ class ExtensibleLoadManager(LeaderLoadManager):
         return self.placer.select_broker(candidates, bundle, self.load_data) if candidates else None
 
     def _publish_override(self, o: Override) -> None:
-        channel = self.b.xchannel
-        if o.state is ServiceUnitState.Free:
-            self._write(o.bundle, channel.publish_free(o.bundle, o.src, o.action))
-        else:
-            self._write(o.bundle, channel.publish(o.bundle, o.state, o.dst, o.src, o.action, force=True))
+        self._write(o.bundle, self.b.xchannel.override(o))
 
     # -- assignment -----------------------------------------------------------------------------------------
     def assign(self, bundle: str) -> Generator[Any, Any, str | None]:

@@ -32,7 +32,9 @@ broker kept as the source), ``Splitting`` with the selected broker as the source
 inactive broker) when no broker can be selected. The channel owner schedules that clean-up
 (``handleBrokerDeletionEvent`` → ``scheduleCleanup``) when the registry reports a broker gone and when the monitor
 finds an inactive one, after :func:`cleanup_delay`: at once when the metadata state is ``Stable``, after
-``MAX_CLEAN_UP_DELAY_TIME_IN_SECS`` when ``Jittery``, not at all when ``Unstable``.
+``MAX_CLEAN_UP_DELAY_TIME_IN_SECS`` when ``Jittery``, not at all when ``Unstable``. :func:`cleanup_overrides` is
+the clean-up's whole decision; it does not depend on which broker runs it (a job outlives its broker's role as
+channel owner, and ``doCleanup`` does not check the role).
 
 Every override is published *forced*: the channel accepts it whatever the current state (the transition table
 is not checked). Times are epoch milliseconds; ``select(bundle, excluded)`` is the load manager's ``selectAsync``
@@ -54,6 +56,7 @@ __all__ = [
     "Override",
     "StateData",
     "cleanup_delay",
+    "cleanup_overrides",
     "cleanup_targets",
     "metadata_state",
     "monitor_ownerships",
@@ -199,6 +202,13 @@ def cleanup_targets(records: Mapping[str, StateData], broker: str) -> list[str]:
     state, or the source of an in-flight one."""
     return [bundle for bundle, d in sorted(records.items())
             if (d.dst == broker and is_active_state(d.state)) or (d.src == broker and is_in_flight_state(d.state))]
+
+
+def cleanup_overrides(records: Mapping[str, StateData], broker: str, select: Select) -> list[Override]:
+    """``doCleanup(broker)``'s decisions: for each of :func:`cleanup_targets`, in bundle order, the forced record
+    of :func:`override_inactive_broker` given the broker ``select`` picks without ``broker``."""
+    return [override_inactive_broker(bundle, records[bundle], broker, select(bundle, broker))
+            for bundle in cleanup_targets(records, broker)]
 
 
 def override_inactive_broker(bundle: str, data: StateData, broker: str, selected: str | None) -> Override:

@@ -2,7 +2,9 @@
 ``scheduleCleanup`` → ``doCleanup``, issue 18), after ServiceUnitStateChannelTest.handleBrokerDeletionEventTest and
 handleBrokerCreationEventTest: with a ``Stable`` metadata state the departed broker's bundles are overridden to
 the other brokers at once, without a ``Free``; with a ``Jittery`` one (the channel owner's own session was
-re-established less than 180 s ago) the clean-up waits 180 s, and the broker registering again cancels it."""
+re-established less than 180 s ago) the clean-up waits 180 s, and the broker registering again cancels it; a
+clean-up still pending when its channel owner loses that role runs on the former owner (doCleanup does not check
+the role, and no leader change cancels cleanupJobs)."""
 from __future__ import annotations
 
 import pytest
@@ -30,6 +32,17 @@ def run(tmp_path, name, faults, duration_s):
 
 def cleanups(events, broker):
     return [e for e in events if e.kind == "broker_cleanup" and e.broker == broker]
+
+
+def connected_at_the_end(events):
+    """Each topic's last connection event: all 24 connected, none to the crashed broker-2."""
+    last = {}
+    for e in events:
+        if e.kind in ("topic_connected", "topic_disconnected"):
+            last[e.topic] = e
+    assert len(last) == 24 and {e.kind for e in last.values()} == {"topic_connected"}
+    assert "broker-2" not in {e.broker for e in last.values()}
+    return last
 
 
 @pytest.fixture(scope="module")
@@ -65,12 +78,7 @@ def test_its_bundles_are_owned_by_the_others_without_a_free(crashed, owners_over
 
 def test_the_clients_reconnect_to_the_new_owners(crashed):
     ran = cleanups(crashed, "broker-2")[-1]
-    last = {}
-    for e in crashed:
-        if e.kind in ("topic_connected", "topic_disconnected"):
-            last[e.topic] = e
-    assert len(last) == 24 and {e.kind for e in last.values()} == {"topic_connected"}
-    assert "broker-2" not in {e.broker for e in last.values()}
+    last = connected_at_the_end(crashed)
     moved = [e for e in last.values() if e.t > 60.0]
     assert moved and all(e.t >= ran.t for e in moved)
 
@@ -86,4 +94,64 @@ def test_a_broker_back_before_a_jittery_delay_keeps_nothing_scheduled(tmp_path):
     assert [(e.action, e.metadata, e.delay) for e in steps] == [("scheduled", "Jittery", 180.0),
                                                                 ("cancelled", "", 0.0)]
     assert 80.0 < steps[0].t < 100.0 <= steps[1].t < steps[0].t + 180.0
+    assert not any(e.kind == "service_unit_state" and e.reason == "inactive_broker" for e in events)
+
+
+def test_a_pending_clean_up_still_runs_on_a_former_channel_owner(tmp_path, owners_over_time):
+    # ServiceUnitStateChannelImpl: doCleanup does not check that its broker still owns the channel, and nothing
+    # cancels cleanupJobs on a leader change (playFollower cancels the monitor and the unload scheduler only).
+    # Every broker loses its session at 30-45 s (Jittery until ~230 s); broker-2 crashes at 60 s, so the channel
+    # owner, broker-3, schedules its clean-up for 180 s later. broker-1 pauses past its session at 80 s (Jittery
+    # again until ~275 s), then broker-3 pauses past its own at 110 s and broker-1 becomes the channel owner:
+    # broker-3's job runs at ~248 s, before the new owner's monitor could act (at ~298 s, the first run when Stable).
+    # The run goes on to 360 s: broker-2's publishers back off to a minute between lookups by then.
+    events = run(tmp_path, "owner-change", [
+        {"kind": "partition", "at": 30.0, "duration_s": 15.0, "between": [["broker-*"], ["metadata-store"]]},
+        {"kind": "crash", "at": 60.0, "agents": ["broker-2"]},
+        {"kind": "pause", "at": 80.0, "duration_s": 15.0, "agents": ["broker-1"]},
+        {"kind": "pause", "at": 110.0, "duration_s": 20.0, "agents": ["broker-3"]},
+    ], 360)
+    elected = [(e.agent, e.t) for e in events if e.kind == "leader_elected"]
+    assert elected[-2][0] == "broker-3" and elected[-1][0] == "broker-1"
+    scheduled, ran = cleanups(events, "broker-2")  # no second clean-up of broker-2, by anyone
+    assert (scheduled.agent, scheduled.action, scheduled.metadata, scheduled.delay) == \
+        ("broker-3", "scheduled", "Jittery", 180.0)
+    assert elected[-2][1] < scheduled.t < elected[-1][1]  # scheduled by the owner, which then lost the role
+    assert (ran.agent, ran.action) == ("broker-3", "run") and 0 <= ran.t - (scheduled.t + 180.0) < 0.1
+    # Its overrides are published to the channel by the former owner, to registered brokers
+    overrides = [e for e in events if e.kind == "service_unit_state" and e.reason == "inactive_broker"]
+    assert overrides and len(overrides) == ran.units
+    for o in overrides:
+        assert (o.agent, o.state, o.src) == ("broker-3", "Owned", "broker-2") and o.dst in ("broker-1", "broker-3")
+        assert o.t - ran.t < 0.1
+    # ... and every table view applies them: the new owners serve the bundles, the new channel owner's monitor
+    # finds nothing left to clean (broker-2 is only the source of Owned records now)
+    final = owners_over_time(events)
+    assert {o.bundle: final.get(o.bundle) for o in overrides} == {o.bundle: o.dst for o in overrides}
+    assert not any(e.kind == "ownership_monitor" and e.agent == "broker-1" for e in events)
+    connected_at_the_end(events)
+    # broker-2's publishers find no owner until the former owner's overrides, then reconnect to the new owners
+    orphaned = {e.topic for e in events if e.kind == "topic_disconnected" and e.broker == "broker-2" and e.t >= 60.0}
+    back = {}
+    for e in events:
+        if e.kind == "topic_connected" and e.topic in orphaned and e.t > 60.0:
+            back.setdefault(e.topic, e)
+    assert orphaned and set(back) == orphaned
+    assert all(e.t > ran.t and e.broker in {o.dst for o in overrides} for e in back.values())
+
+
+def test_a_former_channel_owner_drops_the_clean_up_of_a_broker_that_came_back(tmp_path):
+    # As above, but broker-2 pauses past its session at 60 s and registers again when it resumes, at 160 s: its
+    # return cancels the former owner's job (handleBrokerCreationEvent runs on every broker). The former owner does
+    # not follow the registry in the model, so it finds broker-2 registered when the job comes due.
+    events = run(tmp_path, "owner-change-back", [
+        {"kind": "partition", "at": 30.0, "duration_s": 15.0, "between": [["broker-*"], ["metadata-store"]]},
+        {"kind": "pause", "at": 60.0, "duration_s": 100.0, "agents": ["broker-2"]},
+        {"kind": "pause", "at": 80.0, "duration_s": 15.0, "agents": ["broker-1"]},
+        {"kind": "pause", "at": 110.0, "duration_s": 20.0, "agents": ["broker-3"]},
+    ], 300)
+    assert [e.agent for e in events if e.kind == "leader_elected"][-2:] == ["broker-3", "broker-1"]
+    steps = cleanups(events, "broker-2")
+    assert [(e.agent, e.action) for e in steps] == [("broker-3", "scheduled"), ("broker-3", "cancelled")]
+    assert 0 <= steps[1].t - (steps[0].t + 180.0) < 0.1
     assert not any(e.kind == "service_unit_state" and e.reason == "inactive_broker" for e in events)

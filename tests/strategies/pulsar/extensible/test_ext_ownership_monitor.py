@@ -12,6 +12,7 @@ from clusteremu.strategies.pulsar.extensible.ownership_monitor import (
     Override,
     StateData,
     cleanup_delay,
+    cleanup_overrides,
     cleanup_targets,
     metadata_state,
     monitor_ownerships,
@@ -199,6 +200,22 @@ def test_clean_up_targets_what_the_broker_owns_or_is_moving():
 def test_clean_up_override(bundle, selected, expected):
     o = override_inactive_broker(bundle, INACTIVE_TABLE[bundle], "x", selected)
     assert (o.state.value, o.dst, o.src, o.action) == (*expected, "inactive_broker")
+
+
+def test_a_clean_up_selects_without_the_departed_broker_for_each_target_in_turn():
+    # doCleanup: every target gets its own selection (selectAsync with the departed broker excluded); a target no
+    # broker can take is freed, the others are owned by their selection
+    asked = []
+
+    def select(bundle, excluded):
+        asked.append((bundle, excluded))
+        return None if bundle == "ns/owned" else "b2"
+
+    overrides = cleanup_overrides(INACTIVE_TABLE, "x", select)
+    assert asked == [(b, "x") for b in cleanup_targets(INACTIVE_TABLE, "x")]
+    assert [(o.bundle, o.state.value, o.dst, o.src) for o in overrides] == [
+        ("ns/assigning", "Owned", "b2", "x"), ("ns/assigning-from-x", "Owned", "b2", "x"), ("ns/owned", "Free", "", "x"),
+        ("ns/releasing", "Owned", "b2", "x"), ("ns/splitting", "Splitting", "", "b2")]
 
 
 # handleBrokerDeletionEvent: the delay of a departed broker's clean-up by the channel owner's metadata state
