@@ -38,3 +38,16 @@ def test_maps_ending_at_a_resize_threshold_give_the_replayed_order(count):
     for key in keys:
         table.put(key)
     assert java_order(keys, "concurrent") == table.keys()
+
+
+@pytest.mark.parametrize("kind", ["hashmap", "concurrent"])
+def test_names_of_every_length_and_any_characters_give_the_replayed_order(kind):
+    # large maps hash all their names at once, a length at a time: every UTF-16 unit counts as Java counts it
+    # (a character above U+FFFF as its two surrogates, a lone surrogate as itself), and "" hashes to 0
+    rnd = random.Random(17)
+    alphabet = "ab/_-0x9é中\U0001F600\ud800"
+    keys = [""] + ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 60))) for _ in range(700)]
+    table = JavaHashMapOrder(kind)
+    for key in keys:
+        table.put(key)
+    assert java_order(keys, kind) == table.keys()
