@@ -122,7 +122,7 @@ class Broker(JvmAgent):
         self.timers.schedule_periodic(self.params["host_usage_mode"], self.usage.sample, 0.0, interval,
                                       name="host-usage")
         self.reporter.start()
-        if self.config["loadBalancerAutoBundleSplitEnabled"] and self.xchannel is None and \
+        if self.config["loadBalancerAutoBundleSplitEnabled"] and \
                 (self.boots > 1 or self.params.get("start_cause") == "scale_out"):
             # A broker that was not there may have missed splits; the others are told of each split.
             self.spawn(self._watch_policies())

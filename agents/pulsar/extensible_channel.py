@@ -15,6 +15,10 @@ name it:
   broker, see :mod:`clusteremu.strategies.pulsar.extensible.ownership_monitor`) with ``dst`` = me → own the
   bundle; clients this broker still holds for the bundle (a transfer that never completed) are closed — told
   this broker when it is the new owner (a rollback), left to look the topic up again otherwise.
+* ``Splitting`` with ``src`` = me (a split this broker's split scheduler published, or the channel owner's
+  override of it) → split the bundle (:func:`.extensible_split.split_service_unit`: the children ``Owned`` by me,
+  the namespace's bundles updated, the parent ``Deleted``); ``Deleted`` with ``src`` = me → tombstone the record.
+  Each broker also runs its split scheduler (:class:`.extensible_split.SplitScheduler`) from its channel.
 
 Lookups read the table view, and so does a broker asked to serve a topic (:meth:`ServiceUnitChannel.owned_here`:
 a record ``Owned`` by it is its bundle even if it was written while the broker was down, as Pulsar's
@@ -47,6 +51,7 @@ from clusteremu.strategies.pulsar.extensible import (BrokerLoadData, ServiceUnit
 from clusteremu.strategies.pulsar.extensible.ownership_monitor import Override, StateData, cleanup_overrides
 
 from .extensible_reporting import LOAD_DATA_PREFIX
+from .extensible_split import SplitScheduler, split_service_unit, tombstone_deleted
 from .store import BROKERS_PREFIX
 
 if TYPE_CHECKING:
@@ -56,8 +61,10 @@ CHANNEL_PREFIX = "/loadbalance/service-unit-state/"
 
 _M = __name__
 declare("service_unit_state", "A broker published a service-unit state transition of `bundle` on the extensible "
-        "load manager's channel: `state` (Assigning, Owned, Releasing, Free), `src` the releasing owner, `dst` the "
-        "new owner (\"\" when none), `reason` (assign, transfer, unload, shutdown; the channel owner's "
+        "load manager's channel: `state` (Assigning, Owned, Releasing, Free; for a split: Splitting, Deleted and "
+        "Init, the tombstone), `src` the releasing owner, `dst` the new owner (\"\" when none), `reason` (assign, "
+        "transfer, unload, shutdown; split: the parent Splitting and Deleted, the children Owned; tombstone; the "
+        "channel owner's "
         "overrides: roll_forward, rollback, splitting (in-flight states older than "
         "loadBalancerInFlightServiceUnitStateWaitingTimeInMillis) and inactive_broker (the clean-up of a broker "
         "that left the registry or that the ownership monitor found gone, see broker_cleanup)).", _M,
@@ -81,15 +88,20 @@ class UnitRecord:
     reason: str = ""
     timestamp: int = 0
     force: bool = False
+    children: tuple[str, ...] = ()  # a Splitting record's child ranges
 
     def to_dict(self) -> dict[str, Any]:
-        return {"state": self.state.value, "dst": self.dst, "src": self.src, "version": self.version,
-                "reason": self.reason, "timestamp": self.timestamp, "force": self.force}
+        out = {"state": self.state.value, "dst": self.dst, "src": self.src, "version": self.version,
+               "reason": self.reason, "timestamp": self.timestamp, "force": self.force}
+        if self.children:
+            out["children"] = list(self.children)
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "UnitRecord":
         return cls(ServiceUnitState(data["state"]), data["dst"], data["src"], int(data["version"]),
-                   data.get("reason", ""), int(data.get("timestamp", 0)), bool(data.get("force", False)))
+                   data.get("reason", ""), int(data.get("timestamp", 0)), bool(data.get("force", False)),
+                   tuple(data.get("children", ())))
 
 
 class ServiceUnitChannel:
@@ -106,6 +118,7 @@ class ServiceUnitChannel:
         # at time 0, so Stable), which the ownership monitor checks before acting
         self.session_lost = False
         self.last_session_event_ms = 0
+        self.splitter = SplitScheduler(broker)  # this broker's SplitScheduler and SplitManager
         # cleanupJobs: departed broker -> its pending clean-up. A job belongs to this broker's channel, not to its
         # role: it outlives the load manager of the channel owner that scheduled it (see _cleanup_due)
         self.cleanup_jobs: dict[str, ScheduledTask] = {}
@@ -123,6 +136,7 @@ class ServiceUnitChannel:
             return
         for path, data in sorted(r["nodes"].items()):
             self.view[path[len(CHANNEL_PREFIX):]] = UnitRecord.from_dict(data)
+        self.splitter.start()
 
     def on_notify(self, path: str, change: str, data: dict[str, Any] | None) -> None:
         bundle = path[len(CHANNEL_PREFIX):]
@@ -132,6 +146,8 @@ class ServiceUnitChannel:
         else:
             self.view[bundle] = record
         self._wake(bundle)
+        if self.splitter.in_flight and (record is None or record.state is not ServiceUnitState.Splitting):
+            self.splitter.completed(bundle)
         if record is None or not self.b.alive or not self.b.store.is_open:
             return
         me = self.b.name
@@ -141,6 +157,10 @@ class ServiceUnitChannel:
             self.b.spawn(self._release(bundle, record))
         elif record.state is ServiceUnitState.Owned and record.src == me:
             self._disconnect_held(bundle, record.dst)
+        elif record.state is ServiceUnitState.Splitting and record.src == me:
+            self.b.spawn(split_service_unit(self.b, bundle, record))
+        elif record.state is ServiceUnitState.Deleted and record.src == me:
+            self.b.spawn(tombstone_deleted(self.b, bundle))
         elif record.state is ServiceUnitState.Owned and record.force:
             self._take_override(bundle, record)
         elif record.state is ServiceUnitState.Owned and record.dst != me and bundle in self.b.ownership.owned:
@@ -153,18 +173,29 @@ class ServiceUnitChannel:
 
     # -- publishing -----------------------------------------------------------------------------------------
     def publish(self, bundle: str, state: ServiceUnitState, dst: str, src: str, reason: str,
-                create: bool = False, force: bool = False) -> Generator[Any, Any, dict | None]:
+                create: bool = False, force: bool = False,
+                children: tuple[str, ...] = ()) -> Generator[Any, Any, dict | None]:
         """Write a transition (``create``: only if the bundle has no record, the store's atomic create;
         ``force``: an override, which the conflict check lets through whatever the current state)."""
         old = self.view.get(bundle)
         version = (old.version + 1) if old is not None else 1
         if not create and not force and old is not None and not is_valid_transition(old.state, state, _STORAGE):
             return {"ok": False, "invalid": True}  # a stale view: the channel's conflict check refuses it
-        record = UnitRecord(state, dst, src, version, reason, self.b.now_ms(), force)
+        if state is ServiceUnitState.Splitting and not children and old is not None:
+            children = old.children  # an override publishes the split again, with its children
+        record = UnitRecord(state, dst, src, version, reason, self.b.now_ms(), force, tuple(children))
         op = "create" if create else "set"
         r = yield from self.b.store.op(op, {"path": CHANNEL_PREFIX + bundle, "data": record.to_dict()})
         if r is not None and r.get("ok"):
             self.b.emit("service_unit_state", bundle=bundle, state=state.value, src=src, dst=dst, reason=reason)
+        return r
+
+    def tombstone(self, bundle: str, reason: str) -> Generator[Any, Any, dict | None]:
+        """``tombstoneAsync``: the record is deleted and reads as ``Init`` (a split parent's ``Deleted``)."""
+        r = yield from self.b.store.op("delete", {"path": CHANNEL_PREFIX + bundle})
+        if r is not None and r.get("ok"):
+            self.b.emit("service_unit_state", bundle=bundle, state=ServiceUnitState.Init.value, src=self.b.name,
+                        dst="", reason=reason)
         return r
 
     def publish_free(self, bundle: str, src: str, reason: str) -> Generator[Any, Any, dict | None]:

@@ -38,9 +38,11 @@ not modelled: scenarios have no such policies, so every bundle is transferable. 
 service unit in one pass: there are no system-namespace bundles to hold back until the others have moved, and
 the departed broker's load data nodes (which it removes) are already gone with the broker's session. The
 metadata session state the monitor checks (``Stable`` only when no session event happened in the last 180 s)
-comes from the broker's own session: lost when it expires, re-established when the broker reconnects (``zookeeperSessionExpiredPolicy=reconnect``). The monitor's tombstoning of ``Free``/``Deleted``
-records has nothing to do: ``Free`` is stored as a deletion, and splits (``Deleted``) are not modelled with the
-extensible load manager.
+comes from the broker's own session: lost when it expires, re-established when the broker reconnects (``zookeeperSessionExpiredPolicy=reconnect``). The monitor's tombstoning applies to ``Deleted`` records only:
+``Free`` is stored as a deletion already, and a split parent's ``Deleted`` (:mod:`.extensible_split`) is
+tombstoned by its source broker at once, so only one whose source went away first is left for the monitor.
+``assign`` refuses a bundle that this broker's bundle map no longer has (a split parent asked for by a broker that
+has not heard of the split yet): its lookup fails and the client retries.
 """
 from __future__ import annotations
 
@@ -209,6 +211,11 @@ class ExtensibleLoadManager(LeaderLoadManager):
             metadata_state(channel.session_lost, channel.last_session_event_ms, now_ms))
         targets = {broker: cleanup_targets(records, broker) for broker in result.inactive_brokers}
         cleanups = {bundle for bundles in targets.values() for bundle in bundles}
+        for bundle in result.tombstones:
+            # Free is stored as a deletion already; a split parent's Deleted is tombstoned by its source broker at
+            # once, so only one whose source went away before doing it is left here
+            if channel.view[bundle].state is ServiceUnitState.Deleted:
+                self._write(bundle, channel.tombstone(bundle, "tombstone"))
         if not (cleanups or result.orphans):
             return  # nothing to override (an inactive broker's clean-up with nothing to do is not traced)
         self.b.emit("ownership_monitor", brokers=len(self.active), inactive=",".join(result.inactive_brokers),
@@ -219,7 +226,6 @@ class ExtensibleLoadManager(LeaderLoadManager):
                 self.handle_broker_deletion(broker)
         for o in result.overrides:
             self._publish_override(o)
-        # result.tombstones: the model stores Free as a deletion already, so there is nothing left to tombstone
 
     def _state_data(self) -> dict[str, StateData]:
         return {b: StateData(r.state, r.dst, r.src, r.timestamp) for b, r in self.b.xchannel.view.items()
@@ -236,8 +242,8 @@ class ExtensibleLoadManager(LeaderLoadManager):
     # -- assignment -----------------------------------------------------------------------------------------
     def assign(self, bundle: str) -> Generator[Any, Any, str | None]:
         """Choose an owner for an unowned bundle and publish ``Assigning``; return the owner (or None)."""
-        if self.stopped:
-            return None
+        if self.stopped or not self.b.ownership.bundle_map.exists(bundle):
+            return None  # a split parent asked by a broker that has not heard of the split yet: it retries
         record = self.b.xchannel.view.get(bundle)
         if record is not None:
             return record.dst or None

@@ -16,7 +16,7 @@ from .config import PulsarConfig, as_config
 
 __all__ = ["Kind", "canonical_name", "create", "names", "resolve", "target"]
 
-Kind = Literal["shedding", "placement"]
+Kind = Literal["shedding", "placement", "split"]
 
 _IMPL = "org.apache.pulsar.broker.loadbalance.impl."
 _EXT = "org.apache.pulsar.broker.loadbalance.extensions."
@@ -41,11 +41,13 @@ _ENTRIES: tuple[tuple[str | None, str, tuple[str, ...], str], ...] = (
      "clusteremu.strategies.pulsar.extensible.transfer_shedder:TransferShedder"),
     (None, _EXT + "strategy.LeastResourceUsageWithWeight", ("placement",),
      "clusteremu.strategies.pulsar.extensible.least_resource_usage_with_weight:LeastResourceUsageWithWeight"),
+    ("DefaultNamespaceBundleSplitStrategyImpl", _EXT + "strategy.DefaultNamespaceBundleSplitStrategyImpl", ("split",),
+     "clusteremu.strategies.pulsar.extensible.split_strategy:DefaultNamespaceBundleSplitStrategyImpl"),
 )
 
 _TARGETS: dict[str, str] = {}
 _CANONICAL: dict[str, str] = {}
-_KINDS: dict[str, list[str]] = {"shedding": [], "placement": []}
+_KINDS: dict[str, list[str]] = {"shedding": [], "placement": [], "split": []}
 for _simple, _full, _kinds, _target in _ENTRIES:
     for _name in (_simple, _full):
         if _name is None:
@@ -57,7 +59,7 @@ for _simple, _full, _kinds, _target in _ENTRIES:
 
 
 def names(kind: Kind | None = None) -> list[str]:
-    """Registered names (simple and fully-qualified) of ``kind`` ("shedding" or "placement"), or all."""
+    """Registered names (simple and fully-qualified) of ``kind`` ("shedding", "placement" or "split"), or all."""
     if kind is None:
         return list(_TARGETS)
     if kind not in _KINDS:

@@ -33,7 +33,10 @@ Modules:
 * :mod:`.least_resource_usage_with_weight` — the extension's ``LeastResourceUsageWithWeight``;
 * :mod:`.service_unit_state` — ``ServiceUnitState``, ``StorageType`` and the allowed transitions;
 * :mod:`.ownership_monitor` — the channel owner's ownership monitor and inactive-broker clean-up
-  (``monitorOwnerships``, ``doCleanup``) as pure decisions.
+  (``monitorOwnerships``, ``doCleanup``) as pure decisions;
+* :mod:`.split_strategy` — ``DefaultNamespaceBundleSplitStrategyImpl`` (which of a broker's bundles to split) and
+  its ``SplitContext``; :mod:`.split_decision` — ``Split``, ``SplitDecision``, ``SplitLabel``, ``SplitReason``;
+  :mod:`.split_counter` — ``SplitCounter``.
 
 The JSON readers use :mod:`clusteremu.strategies.pulsar.json_input`, as the modular load manager's ``LoadData`` does.
 """
@@ -46,6 +49,9 @@ from .service_unit_state import (
     is_in_flight_state,
     is_valid_transition,
 )
+from .split_counter import SplitCounter
+from .split_decision import Split, SplitDecision, SplitLabel, SplitReason
+from .split_strategy import DefaultNamespaceBundleSplitStrategyImpl, SplitContext
 from .top_k_bundles import BundleLoadData, TopBundlesLoadData, TopKBundles
 from .transfer_context import NonTransferableRule, NonTransferableRules, TransferContext
 from .transfer_shedder import LoadStats, TransferShedder, UnloadResult
@@ -55,6 +61,7 @@ from .unload_decision import Label, Reason, UnloadDecision
 __all__ = [
     "BrokerLoadData",
     "BundleLoadData",
+    "DefaultNamespaceBundleSplitStrategyImpl",
     "Label",
     "LeastResourceUsageWithWeight",
     "LoadStats",
@@ -62,6 +69,12 @@ __all__ = [
     "NonTransferableRules",
     "Reason",
     "ServiceUnitState",
+    "Split",
+    "SplitContext",
+    "SplitCounter",
+    "SplitDecision",
+    "SplitLabel",
+    "SplitReason",
     "StorageType",
     "SystemResourceUsage",
     "TopBundlesLoadData",
