@@ -17,10 +17,11 @@ and says whether every digest is the same. ``--figures`` adds what the trace say
 orphan queue-seconds after the scale-out, messages consumed twice, queues taken after the scale-out), computed
 from the trace after the timed run.
 
-The scenario starts as a running cluster with the heartbeats and route polls as leases and the client-id lists
-held while steady (``cluster.start = "running"``, ``workload.heartbeats``, ``route_poll`` and ``cid_lists`` =
-``"lease"``); ``--start cold``, ``--heartbeats messages``, ``--route-poll messages`` and ``--cid-lists messages``
-run it with RocketMQ's own start-up, heartbeats, route polls and client-id list reads one by one instead.
+The scenario starts as a running cluster with the heartbeats, route polls and brokers' registrations as leases
+and the client-id lists held while steady (``cluster.start = "running"``, ``workload.heartbeats``, ``route_poll``,
+``register_broker`` and ``cid_lists`` = ``"lease"``); ``--start cold``, ``--heartbeats messages``, ``--route-poll
+messages``, ``--register-broker messages`` and ``--cid-lists messages`` run it with RocketMQ's own start-up,
+heartbeats, route polls, registrations and client-id list reads one by one instead.
 
 ``--count-messages`` adds the messages routed by kind in four spans of virtual time (the first 300 s, the steady
 state up to the scale-out, 300 s from the scale-out, the rest), counted as the network routes them (in-process
@@ -151,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="override the scenario's workload.route_poll")
     ap.add_argument("--cid-lists", choices=("messages", "lease"), default=None,
                     help="override the scenario's workload.cid_lists")
+    ap.add_argument("--register-broker", choices=("messages", "lease"), default=None,
+                    help="override the scenario's workload.register_broker")
     ap.add_argument("--single-group", nargs=4, type=int, metavar=("BROKERS", "QUEUES", "CONSUMERS", "ADDED"),
                     help="the previous benchmark's shape instead (see above)")
     args = ap.parse_args(argv)
@@ -167,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
             data["workload"]["consume_tick_s"] = 5.0
         scenario = validate_scenario(data, f"{scenario.source} (consumption {args.consumption})")
     for key, value in (("cluster.start", args.start), ("workload.heartbeats", args.heartbeats),
-                       ("workload.route_poll", args.route_poll), ("workload.cid_lists", args.cid_lists)):
+                       ("workload.route_poll", args.route_poll), ("workload.cid_lists", args.cid_lists),
+                       ("workload.register_broker", args.register_broker)):
         if value is not None and not args.single_group:
             data = copy.deepcopy(scenario.data)
             section, name = key.split(".")
@@ -212,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         "heartbeats": scenario.data["workload"].get("heartbeats", "messages"),
         "route_poll": scenario.data["workload"].get("route_poll", "messages"),
         "cid_lists": scenario.data["workload"].get("cid_lists", "messages"),
+        "register_broker": scenario.data["workload"].get("register_broker", "messages"),
         "setup_s": round(setup_s, 2),
         "wall_s": round(first_wall, 2),
         "events": events,

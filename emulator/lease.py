@@ -18,15 +18,22 @@ Components:
   :data:`LEASE_LOST` (server → client): the message kinds. The two notices are the kernel's bookkeeping, not an
   agent's action (:meth:`~.agent.Agent.send_notice`): sent even while the agent is paused or down, delivered
   after the link's *minimum* latency whatever the network's conditions (:data:`~.network.NOTICE_KINDS`).
-* :class:`Lease`: the client side, one per (client, key); the forms :data:`KEEPALIVE` and :data:`POLL`.
+* :class:`Lease`: the client side, one per (client, key); the forms :data:`KEEPALIVE` and :data:`POLL`; the
+  option ``keep_grid`` (a fixed-rate task's grid through pauses).
 * :class:`LeaseTable`: the server side, a table the server agent holds (the kernel's
   :class:`~.metadata_store.MetadataStore` does); :func:`cancel_scope` ends a client's leases of one scope.
 
 What stops a lease, and when (``g`` is the first keep-alive time the real client would miss):
 
 * a stop-the-world pause of the client (the gate's close listener): at ``g``, if the pause still holds, the
-  notice says the last keep-alive was ``g - period``; when the pause ends a real beat re-anchors at that time
-  (the real client's overdue timer fires then too). A pause that ends before ``g`` costs nothing.
+  notice says the last keep-alive was the one before ``g``; when the pause ends a real beat re-anchors at that
+  time (the real client's overdue timer fires then too). A pause that ends before ``g`` costs nothing. Where the
+  closed form resumes after that beat is the option ``keep_grid``: by default on ``pause_end + k·period`` (a
+  fixed-delay task's next run is a period after the overdue one); with ``keep_grid=True`` on the lease's
+  original grid (a fixed-rate task runs what is overdue at the pause's end, however many runs that is, all at
+  that instant, then keeps ``origin + k·period``). The re-anchoring beat is then a keep-alive off the grid: the
+  server's last keep-alive is the later of it and the last grid time, a stop notice before the next grid time
+  says it was that beat, and a poll's delivery goes at the first grid time not before the change.
 * a crash or stop of the client: at once, the notice also ends the lease; so does :meth:`Lease.end` (the client
   stops keeping contact with that server while it runs on).
 * a network condition (partition, drop, delay) on the client → server link (:meth:`~.network.NetworkModel.
@@ -134,12 +141,14 @@ class Lease:
     :data:`KEEPALIVE` lease with a ``field`` keeps that field of ``target`` at its last keep-alive time).
     ``on_reply(body)`` gets the server's answers: :data:`LEASE_ACK` bodies (``{"ok": True}`` or
     ``{"expired": True}``, after which the lease is over) and :data:`LEASE_DATA` bodies (``{"data": ...}``).
+    ``keep_grid``: after a pause's re-anchoring beat the keep-alives resume on the original grid, as a
+    fixed-rate task's runs do (default: on a grid anchored on that beat, as a fixed-delay task's do).
     The lease belongs to one run of the client agent (a crash ends it).
     """
 
     def __init__(self, agent: Agent, server: str, key: str, period_s: float, *, form: str = KEEPALIVE,
                  scope: str | None = None, target: str | None = None, field: str | None = None,
-                 on_reply: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 on_reply: Callable[[dict[str, Any]], None] | None = None, keep_grid: bool = False) -> None:
         if not period_s > 0:
             raise ValueError(f"a lease needs a period > 0, got {period_s}")
         if form not in (KEEPALIVE, POLL):
@@ -153,10 +162,15 @@ class Lease:
         self.target = target
         self.field = field
         self.on_reply = on_reply
+        self.keep_grid = keep_grid
         #: ``new``, ``closed`` (the server computes the keep-alives), ``explicit`` (every keep-alive is a real
         #: beat: a condition on the link, or the server was lost), ``stopped`` (paused), ``ended``
         self.state = "new"
+        #: the time of the real beat the closed form was declared with (names it in notices and deliveries)
         self.anchor = 0.0
+        #: the keep-alive grid's origin: ``anchor``, or with ``keep_grid`` the one kept through re-anchorings
+        self.origin = 0.0
+        self._k0 = 1  # the first grid index after the anchor's beat
         net = agent.network
         self._windows = net.condition_windows(agent.name, server) if net is not None else []
         self._forced = False  # real beats until the server answers one (it crashed)
@@ -170,16 +184,17 @@ class Lease:
         return self.state in ("closed", "explicit")
 
     def next_beat(self, t: float | None = None) -> float:
-        """The first keep-alive time at or after ``t`` (default now) on the current anchor."""
+        """The first keep-alive time at or after ``t`` (default now) since the current anchor."""
         t = self.agent.now if t is None else t
-        return self.anchor + _k_at_or_after(self.anchor, self.period_s, t) * self.period_s
+        k = _k_at_or_after(self.origin, self.period_s, t)
+        return self.anchor if k < self._k0 else self._grid(k)  # the anchor's beat, or a grid time after it
 
     def beats(self, t: float | None = None) -> int:
         """How many keep-alives the client has made up to ``t`` (default now), the declaration not counted."""
         if not self.running:
             return max(0, self._made_before)
         t = self.agent.now if t is None else t
-        return self._made_before + _k_at_or_before(self.anchor, self.period_s, t) + 1
+        return self._made_before + self._made_since(_k_at_or_before(self.origin, self.period_s, t) + 1)
 
     # -- life cycle -----------------------------------------------------------------------------------------
     def start(self) -> "Lease":
@@ -202,7 +217,7 @@ class Lease:
         that server): the server keeps the last keep-alive made, as after a crash."""
         if self.state in ("new", "ended"):
             return
-        last = self._grid(_k_at_or_before(self.anchor, self.period_s, self.agent.now)) \
+        last = self._last_before(_k_at_or_before(self.origin, self.period_s, self.agent.now) + 1) \
             if self.state == "closed" else None
         self._notice(last, end=True)
         self.cancel()
@@ -223,23 +238,43 @@ class Lease:
         return any(s <= t < e for s, e in self._windows)
 
     def _grid(self, k: int) -> float:
-        return self.anchor + k * self.period_s
+        return self.origin + k * self.period_s
+
+    def _next_k(self, t: float) -> int:
+        """The first grid keep-alive at or after ``t`` that is not the anchor's beat (see :func:`_next_k`)."""
+        return max(self._k0, _k_at_or_after(self.origin, self.period_s, t))
+
+    def _last_before(self, k: int) -> float:
+        """The last keep-alive made before grid keep-alive ``k``: the previous grid time, or the anchor's beat."""
+        return self.anchor if k <= self._k0 else self._grid(k - 1)
+
+    def _made_since(self, k: int) -> int:
+        """Keep-alives made since the anchor before grid keep-alive ``k``: its beat and the grid's after it."""
+        return 1 + max(0, k - self._k0)
+
+    def _set_anchor(self, t: float, regrid: bool) -> None:
+        self.anchor = t
+        if regrid or not self.keep_grid:
+            self.origin = t
+        self._k0 = 1 if self.origin == t else _k_at_or_before(self.origin, self.period_s, t) + 1
 
     def _beat(self, t: float, explicit: bool) -> None:
-        self.agent.send(self.server, LEASE_BEAT, {
-            "lease": self.key, "t": t, "period": self.period_s, "explicit": explicit, "form": self.form,
-            "scope": self.scope, "target": self.target, "field": self.field})
+        body = {"lease": self.key, "t": t, "period": self.period_s, "explicit": explicit, "form": self.form,
+                "scope": self.scope, "target": self.target, "field": self.field}
+        if self.origin != t and not explicit:
+            body["origin"] = self.origin  # a kept grid (keep_grid): the server computes the keep-alives on it
+        self.agent.send(self.server, LEASE_BEAT, body)
 
     def _notice(self, last: float | None, end: bool = False) -> None:
         self.agent.send_notice(self.server, LEASE_NOTICE, {"lease": self.key, "anchor": self.anchor,
                                                             "last": last, "end": end})
 
     def _anchor_now(self) -> None:
-        """A real beat now, and the keep-alive grid anchored on it."""
+        """A real beat now, and the keep-alive grid anchored on it (or, with ``keep_grid``, kept)."""
         now = self.agent.now
         if self.state in ("closed", "explicit", "stopped"):
             self._made_before = self.beats()
-        self.anchor = now
+        self._set_anchor(now, regrid=self.state == "new")
         explicit = self._forced or self._active(now)
         self.state = "explicit" if explicit else "closed"
         self._beat(now, explicit)
@@ -259,11 +294,11 @@ class Lease:
         self._epoch += 1
         now = self.agent.now
         if self.state == "explicit":
-            self._arm(_k_at_or_before(self.anchor, self.period_s, now) + 1)
+            self._arm(max(self._k0, _k_at_or_before(self.origin, self.period_s, now) + 1))
         elif self.state == "closed":
             for start, end in self._windows:
                 if end > now:
-                    k = _next_k(self.anchor, self.period_s, max(start, now))
+                    k = self._next_k(max(start, now))
                     if self._grid(k) < end:  # a condition between two keep-alives touches none of them
                         self._arm(k)
                         return
@@ -272,7 +307,7 @@ class Lease:
         """A pause began or was extended: look at the first keep-alive it could miss (none if it ends first)."""
         if self.state != "closed" or not self.agent.alive:
             return  # real beats check the gate at each keep-alive themselves
-        k = _next_k(self.anchor, self.period_s, self.agent.now)
+        k = self._next_k(self.agent.now)
         until = self.agent.gate.closed_until
         if until is not None and until < self._grid(k):
             return  # over before the next keep-alive is due: nothing missed
@@ -288,8 +323,8 @@ class Lease:
         if not gate.is_open:
             # missed: the server learns that the last keep-alive was the one before
             if self.state == "closed":
-                self._notice(self._grid(k - 1))
-            self._made_before += k  # keep-alives 0 .. k-1 of this anchor were made
+                self._notice(self._last_before(k))
+            self._made_before += self._made_since(k)  # the anchor's beat and the grid's up to k - 1 were made
             self.state = "stopped"
             self._epoch += 1
             epoch = self._epoch
@@ -298,13 +333,13 @@ class Lease:
         t = self._grid(k)
         if self._forced or self._active(t):
             if self.state == "closed":
-                self._notice(self._grid(k - 1))
+                self._notice(self._last_before(k))
                 self.state = "explicit"
             self._beat(t, explicit=True)
         elif self.state == "explicit":
             # the conditions are over: a real beat puts the lease back in closed form on this keep-alive
-            self._made_before += k
-            self.anchor = t
+            self._made_before += self._made_since(k)
+            self._set_anchor(t, regrid=False)
             self.state = "closed"
             self._beat(t, explicit=False)
         self._plan()
@@ -345,7 +380,8 @@ class _Entry:
     scope: str | None
     target: str | None
     field: str | None
-    anchor: float = 0.0
+    anchor: float = 0.0  # the declaring beat's time (names the closed form in notices and deliveries)
+    origin: float = 0.0  # the keep-alive grid's origin (the anchor, unless the client keeps an older grid)
     running: bool = False  # closed form in force
     last: float = -math.inf  # the last keep-alive that reached the server, when not running
     ended: bool = False
@@ -353,10 +389,12 @@ class _Entry:
 
 
 def _last_keepalive(e: _Entry, now: float) -> float:
-    """The last keep-alive of ``e`` that reached the server by ``now``: on the grid while in closed form."""
+    """The last keep-alive of ``e`` that reached the server by ``now``: on the grid while in closed form (or the
+    declaring beat, off a kept grid, until the grid's next time)."""
     if not e.running:
         return e.last
-    return e.anchor + math.floor((now - e.anchor) / e.period + _EPS) * e.period
+    t = e.origin + math.floor((now - e.origin) / e.period + _EPS) * e.period
+    return t if t >= e.last else e.last
 
 
 class LeaseTable:
@@ -429,7 +467,12 @@ class LeaseTable:
             e = field_of.get(target)
             if e is not None and isinstance(data, dict):
                 # _last_keepalive, inlined: this loop runs for every node of every listing
-                t = e.anchor + floor((now - e.anchor) / e.period + _EPS) * e.period if e.running else e.last
+                if e.running:
+                    t = e.origin + floor((now - e.origin) / e.period + _EPS) * e.period
+                    if t < e.last:
+                        t = e.last
+                else:
+                    t = e.last
                 if t > data.get(e.field, -math.inf):
                     data = {**data, e.field: t}
             out[target] = data
@@ -445,7 +488,7 @@ class LeaseTable:
             e = self.entries[i]
             if e.form != POLL or not e.running or e.ended:
                 continue
-            t = e.anchor + _k_at_or_after(e.anchor, e.period, now) * e.period
+            t = e.origin + _k_at_or_after(e.origin, e.period, now) * e.period
             if e.pending == t:
                 continue  # the delivery armed for that poll reads the data when it goes
             e.pending = t
@@ -491,6 +534,7 @@ class LeaseTable:
             self._set_running(e, False)
         else:
             e.anchor = e.last = t
+            e.origin = b.get("origin", t)
             self._set_running(e, True)
         if e.form == POLL:
             a.send(msg.src, LEASE_DATA, {"lease": e.key, "data": self.read(e.target)})

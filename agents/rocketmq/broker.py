@@ -7,7 +7,8 @@ Components: :class:`Broker` and the event kinds it writes. The broker's parts, w
   many queues whose max offset grows at ``rate_per_queue`` msg/s from the broker's start (messages are a fluid:
   offsets are numbers);
 * route registration (``BrokerController.registerBrokerAll``): at start and every ``registerNameServerPeriod``
-  to the name server; ``UNREGISTER_BROKER`` on a graceful stop;
+  to the name server (with ``workload.register_broker = "lease"`` the periodic ones as a kernel lease:
+  :mod:`.registration`); ``UNREGISTER_BROKER`` on a graceful stop;
 * ``ConsumerManager`` / ``ConsumerGroupInfo``: ``HEARTBEAT`` registers a client id (a new channel: ``CHANGE``),
   ``UNREGISTER_CLIENT`` removes it; ``ClientHousekeepingService`` scans every 10 s (after 10 s) and closes channels
   without a heartbeat for more than ``channelExpiredTimeout`` (removing them itself: no notification), and Netty's
@@ -46,6 +47,7 @@ from __future__ import annotations
 import math
 from typing import Any, Generator, Iterable
 
+from clusteremu.emulator.executor import FIXED_RATE
 from clusteremu.emulator.jvm import JvmAgent
 from clusteremu.emulator.lease import LeaseTable
 from clusteremu.emulator.messages import Message
@@ -57,6 +59,7 @@ from clusteremu.strategies.rocketmq.topic_route import QueueData, subscribe_queu
 from .cid_lists import CID_LIST_CHANGED
 from .config import seconds
 from .names import heartbeat_lease_key, parse_queue_key, queue_key, queue_of
+from .registration import Registration, register_period
 from .running import group_client_ids
 
 __all__ = ["Broker", "GET_TOPIC_ROUTE_TIMEOUT_S", "NOTIFY_BATCH_INITIAL_S", "NOTIFY_BATCH_PERIOD_S", "PERM_READ_WRITE",
@@ -183,11 +186,13 @@ class Broker(JvmAgent):
         if p["running"] is not None and self.starts == 1:
             self._running_start(p["running"])
         mode = p["timer_mode"]
+        #: ``registerBrokerAll``: real registrations, or the periodic ones as a lease (``workload.register_broker``)
+        self.registration = Registration(self, self._register, lease=p["register_broker"] == "lease",
+                                         keep_grid=mode == FIXED_RATE)
         self._register()
         ctl = self.executor("BrokerControllerScheduledThread")
-        # BrokerController.start clamps the period to [10 s, 60 s].
-        period = max(10.0, min(seconds(self.cfg, "registerNameServerPeriod"), 60.0))
-        ctl.schedule_periodic(mode, self._register, 10.0, period, name="registerBrokerAll")
+        ctl.schedule_periodic(mode, self.registration.periodic, 10.0, register_period(self.cfg),
+                              name="registerBrokerAll")
         self.executor("ClientHousekeepingScheduledThread").schedule_periodic(
             mode, self._scan_exception_channel, 10.0, 10.0, name="scanExceptionChannel")
         if not self.cfg["realTimeNotifyConsumerChange"]:

@@ -23,7 +23,9 @@ channel's last-update time, which ``ClientHousekeepingService``'s scan (every 10
   route.
 
 The grid: the real client's task is ``scheduleAtFixedRate``, whose runs do not drift, and the lease's grid, anchored
-on such a run, does not either; the one-by-one model's heartbeat to the n-th broker of a run leaves after the
+on such a run, does not either; after a stop-the-world pause the task runs its overdue runs at the pause's end and
+then keeps its grid, and so does the lease (``keep_grid``: the pause's end is a real keep-alive, the later ones
+are on the task's grid again); the one-by-one model's heartbeat to the n-th broker of a run leaves after the
 n - 1 calls before it (milliseconds each), the lease's at the run's time: the broker's last contact differs by
 those milliseconds, far below the scan's 10 s. Under ``cluster.timer_mode = "fixed_delay"`` each run starts
 after the previous one's calls, so the real grid drifts by their duration every period while the lease's would
@@ -86,7 +88,7 @@ class Heartbeats:
                 continue  # this run's heartbeat to b is the lease's keep-alive
             if b in self.registered:
                 self.leases[b] = Lease(c, b, heartbeat_lease_key(c.cid, b), period, scope=c.cid,
-                                       on_reply=lambda body, b=b: self._on_reply(b, body)).start()
+                                       on_reply=lambda body, b=b: self._on_reply(b, body), keep_grid=True).start()
             else:
                 yield from self.one(b)
 

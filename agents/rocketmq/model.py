@@ -50,6 +50,9 @@ HEARTBEATS = ("messages", "lease")
 ROUTE_POLLS = ("messages", "lease")
 #: ``workload.cid_lists``: a real client-id list read per rebalance, or held lists while steady (:mod:`.cid_lists`)
 CID_LISTS = ("messages", "lease")
+#: ``workload.register_broker``: every periodic REGISTER_BROKER a message, or the periodic ones as a kernel lease
+#: (:mod:`.registration`)
+REGISTER_BROKERS = ("messages", "lease")
 
 #: strategies the model can build from a scenario (ByConfig and ByMachineRoom need per-client lists)
 MODEL_STRATEGIES = ("AllocateMessageQueueAveragely", "AllocateMessageQueueAveragelyByCircle",
@@ -129,6 +132,13 @@ SECTIONS = {
                                    "stopping the consumer within serverChannelMaxIdleTimeSeconds), brokers "
                                    "telling their readers each new version (agents/rocketmq/cid_lists.py; "
                                    "client-side rebalance of CLUSTERING consumers, brokers that always answer)"),
+            "register_broker": Field("str", default="messages", choices=REGISTER_BROKERS,
+                                     doc="messages: every registerNameServerPeriod run a REGISTER_BROKER to the "
+                                         "name server; lease: the task's first run declares a kernel keep-alive "
+                                         "lease with it, whose last keep-alive is the broker's last update for "
+                                         "scanNotActiveBroker; the start's registration and one the name server "
+                                         "would take as a first (it removed or forgot the broker) stay messages "
+                                         "(agents/rocketmq/registration.py)"),
             "trace_commits": Field("bool", default=True,
                                    doc="write offset_committed at every change of a stored offset (false: the "
                                        "committed offsets are seen in queue_stats only; for large runs)"),
@@ -224,6 +234,16 @@ def _cid_lists_problems(data: dict[str, Any], cfg: dict[str, Any]) -> list[tuple
         unanswered_problems(data["faults"], brokers, key)
 
 
+def _register_broker_problems(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """Where ``workload.register_broker = "lease"`` is not exact: a pause of the name server (the one-by-one
+    registrations it holds race its overdue scan at the pause's end; :mod:`.registration`)."""
+    return [(f"faults[{i}].agents", f"a {f['kind']} fault of the name server races its held registrations "
+                                    "against its scan, which workload.register_broker = \"lease\" does not model: "
+                                    "use \"messages\"")
+            for i, f in enumerate(data["faults"]) if f["kind"] in ("pause", "gc_storm")
+            and any(fnmatch.fnmatchcase(NAMESRV, g) for g in f.get("agents", ()))]
+
+
 def _running_problems(data: dict[str, Any], cfg: dict[str, Any]) -> list[tuple[str, str]]:
     """Where ``cluster.start = "running"`` has no settled state to start from: it sets up client-side
     allocations of CLUSTERING concurrently consumers (orderly ones would hold broker locks, POP and broker-side
@@ -268,6 +288,8 @@ class RocketMQModel:
             problems += _running_problems(data, cfg)
         if data["workload"]["cid_lists"] == "lease":
             problems += _cid_lists_problems(data, cfg)
+        if data["workload"]["register_broker"] == "lease":
+            problems += _register_broker_problems(data)
         return problems
 
     def agents(self, data: dict[str, Any]) -> list[AgentSpec]:
@@ -287,7 +309,7 @@ class RocketMQModel:
         assignment = not cfg["clientRebalance"]
         common = {"config": cfg, "gc": cluster["gc"], "timer_mode": cluster["timer_mode"], "namesrv": NAMESRV,
                   "heartbeats": work["heartbeats"], "route_poll": work["route_poll"],
-                  "cid_lists": work["cid_lists"]}
+                  "cid_lists": work["cid_lists"], "register_broker": work["register_broker"]}
         groups = group_layout(work, len(brokers))
         running = None
         if cluster["start"] == RUNNING:

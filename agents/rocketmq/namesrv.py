@@ -10,7 +10,11 @@ Components: :class:`NameServer` and the event kinds it writes.
 * ``scanNotActiveBroker`` every ``scanNotActiveBrokerInterval``: a broker silent for more than
   ``brokerChannelExpiredTime`` (120 s) is removed (a lost machine; a closed connection would be noticed at once);
 * with ``workload.route_poll = "lease"``, the consumers' route polls as kernel poll leases on their topic
-  (:mod:`.route_poll`): a change of a topic's route is delivered at each poller's next poll time.
+  (:mod:`.route_poll`): a change of a topic's route is delivered at each poller's next poll time;
+* with ``workload.register_broker = "lease"``, the brokers' periodic registrations as kernel keep-alive leases
+  scoped by the broker's name (:mod:`.registration`): a broker's last update is the later of its last
+  ``REGISTER_BROKER`` and its lease's last keep-alive, and a beat of a broker whose route is gone is answered
+  "expired" (the broker then registers for real).
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from clusteremu.emulator.messages import Message
 from clusteremu.emulator.trace.kinds import declare
 
 from .config import seconds
+from .registration import REGISTER_LEASE_KEY
 from .route_poll import changed_topics
 
 __all__ = ["NameServer"]
@@ -48,8 +53,11 @@ class NameServer(JvmAgent):
         p = self.params
         cfg = p["config"]
         self._routes: dict[str, dict[str, Any]] = {}  # brokerName -> {topics: {topic: (queues, perm)}, room, last}
-        #: ``workload.route_poll = "lease"``: the consumers' route polls as poll leases on their topic
-        self.leases = LeaseTable(self, read=self._route) if p["route_poll"] == "lease" else None
+        #: the consumers' route polls as poll leases on their topic (``workload.route_poll = "lease"``) and the
+        #: brokers' registrations as keep-alive leases scoped by broker name (``workload.register_broker``)
+        self._kept = p["register_broker"] == "lease"
+        self.leases = LeaseTable(self, read=self._route, scope_alive=self._routes.__contains__) \
+            if p["route_poll"] == "lease" or self._kept else None
         self.starts += 1
         if p["running"] is not None and self.starts == 1:
             self._running_start(p["running"])
@@ -84,6 +92,7 @@ class NameServer(JvmAgent):
         elif msg.kind == "UNREGISTER_BROKER":
             old = self._routes.pop(body["broker"], None)
             if old is not None:
+                self._gone(body["broker"])
                 self._changed(old["topics"], None)
                 self.emit("broker_route_removed", broker=body["broker"], reason="unregistered", silent_s=0.0)
         elif msg.kind == "GET_ROUTEINFO_BY_TOPIC":
@@ -105,10 +114,25 @@ class NameServer(JvmAgent):
             for topic in changed_topics(before, after):
                 self.leases.changed(topic)
 
+    def _last_update(self, broker: str) -> float:
+        """The broker's ``BrokerLiveInfo`` last-update time: its last registration, or its lease's keep-alive."""
+        last = self._routes[broker]["last"]
+        if self._kept:
+            kept = self.leases.last(broker, REGISTER_LEASE_KEY)
+            if kept is not None and kept > last:
+                return kept
+        return last
+
+    def _gone(self, broker: str) -> None:
+        """The broker's route is gone: so is its registration lease (a later beat of it is answered "expired")."""
+        if self._kept:
+            self.leases.end_scope(broker)
+
     def _scan_not_active_broker(self) -> None:
         timeout = seconds(self.params["config"], "brokerChannelExpiredTime")
         for b in sorted(self._routes):
-            silent = self.now - self._routes[b]["last"]
+            silent = self.now - self._last_update(b)
             if silent > timeout:
+                self._gone(b)
                 self._changed(self._routes.pop(b)["topics"], None)
                 self.emit("broker_route_removed", broker=b, reason="expired", silent_s=silent)

@@ -13,10 +13,11 @@ broker unregistered or expired), delivers the route at the client's next poll ti
 grid not before the change), as the real read of that run would return it: the real client reads the route
 then, and acts on the reply when it arrives, as it acts on the delivery. A stop-the-world pause, a crash, a
 network condition on the link and a crash of the name server are the kernel lease's: a poll missed during a
-pause is a real read when the pause ends (the overdue run; the kernel lease re-anchors there, and the client
-declares it again at the task's next run on its own grid, a real read as that run is, since a fixed-rate task
-keeps its grid after an overdue run), a poll during a condition is a real read routed by the network model (lost
-with the condition), and a route read from a name server that lost the lease is a real read.
+pause is a real read when the pause ends (the overdue runs, all at that instant), after which the lease keeps
+the task's grid (``keep_grid``: a fixed-rate task's runs stay on ``origin + k·period`` after its overdue runs,
+so a change is delivered at the grid's next run, not a period after the pause's end), a poll during a
+condition is a real read routed by the network model (lost with the condition), and a route read from a name
+server that lost the lease is a real read.
 What differs is milliseconds: the real reply reads the name server's table when the request arrives (a latency
 after the run) and is delivered a second latency later; the delivery reads it at the run and arrives one latency
 later. A route change within that latency of a poll time is seen at that poll by one model and at the next poll
@@ -28,7 +29,6 @@ plus the period, a grid the lease cannot keep: there the route poll stays a real
 """
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any, Generator, Mapping
 
 from clusteremu.emulator.lease import POLL, Lease
@@ -61,9 +61,7 @@ class RoutePoll:
         self.lease_mode = lease
         self.lease: Lease | None = None
         self.task: "ScheduledTask | None" = None  # the periodic task, cancelled once the lease is declared
-        self.origin = 0.0  # the task's grid: origin + k·period (the lease's declaration is one of its runs)
         self.period = seconds(consumer.cfg, "pollNameServerInterval")
-        self._realigning = False
 
     def periodic(self) -> Generator:
         """The ``pollNameServerInterval`` task's run: a real read, or the lease's declaration (its first read)."""
@@ -73,13 +71,9 @@ class RoutePoll:
         c = self.c
         if self.task is not None:
             self.task.cancel()  # the lease makes every later run (the kernel's notices handle what stops it)
-        self.origin = c.now
-        self._declare()
-
-    def _declare(self) -> None:
-        c = self.c
+        # declared on one of the task's runs, it keeps the task's grid (see the module docs)
         self.lease = Lease(c, c.params["namesrv"], ROUTE_LEASE_KEY, self.period, form=POLL, target=c.topic,
-                           on_reply=self._on_reply).start()
+                           on_reply=self._on_reply, keep_grid=True).start()
 
     def read(self) -> Generator:
         """One real ``GET_ROUTEINFO_BY_TOPIC`` call (the start's, and every run without a lease)."""
@@ -91,24 +85,6 @@ class RoutePoll:
     def _on_reply(self, body: dict[str, Any]) -> None:
         if "data" in body:
             self._apply(body["data"])
-        lease = self.lease
-        if lease is not None and lease.state == "closed" and not self._realigning and not self._on_grid(lease.anchor):
-            # re-anchored at a pause's end (the overdue run, a real read): the task's later runs keep its grid
-            self._realigning = True
-            self.c.spawn(self._realign(lease))
-
-    def _on_grid(self, t: float) -> bool:
-        k = (t - self.origin) / self.period
-        return abs(k - round(k)) * self.period < 1e-6
-
-    def _realign(self, lease: Lease) -> Generator:
-        """Declare the lease again at the task's next run on its grid (a real read, as that run is)."""
-        c = self.c
-        k = math.ceil((c.now - self.origin) / self.period - 1e-9)
-        yield from c.sleep(self.origin + k * self.period - c.now)
-        self._realigning = False
-        if lease is self.lease and lease.state != "ended":
-            self._declare()  # replaces the lease of the same key, on the server too (its beat re-anchors it)
 
     def _apply(self, route: dict[str, Any] | None) -> None:
         if route is None or not route["found"]:

@@ -12,7 +12,7 @@ import simpy
 
 from clusteremu.emulator.agent import Agent, AgentContext
 from clusteremu.emulator.election import MetadataSession, StoreProtocol
-from clusteremu.emulator.lease import LEASE_BEAT, POLL, Lease
+from clusteremu.emulator.lease import KEEPALIVE, LEASE_BEAT, POLL, Lease, LeaseTable
 from clusteremu.emulator.metadata_store import MetadataStore
 from clusteremu.emulator.network import Condition, Latency, NetworkModel
 
@@ -316,3 +316,133 @@ def test_ending_a_lease_while_the_client_runs_on_freezes_its_last_keep_alive_at_
     lease.end()  # ending twice is a no-op
     n.run(40.0)
     assert len([m for m in n.sent if m.src == "client"]) == 2
+
+
+# -- keep_grid: the lease of a fixed-rate task ------------------------------------------------------------------
+# A fixed-rate kernel timer (period 10 s, first run at 1.3 s) sends a real "tick" every run, or a real "read" of
+# the server's ``x``; the lease client declares a keep_grid lease at its own timer's first run (1.3 s) and
+# cancels the timer. Both clients get the same pauses and the same conditions on their link to the server, and
+# the server's view of each is compared: the last keep-alive that reached it, the data the reader got and when.
+GRID = 10.0
+FIRST = 1.3
+
+
+class GridServer(Agent):
+    """Holds the leases, ``x`` (written by :meth:`write`) and each timer client's last tick that reached it."""
+
+    def on_start(self):
+        self.data = {}
+        self.ticks = {}
+        self.leases = LeaseTable(self, read=self.data.get)
+
+    def on_message(self, msg):
+        if msg.kind == "tick":
+            self.ticks[msg.src] = max(self.ticks.get(msg.src, -1.0), msg.body["t"])
+        elif msg.kind == "read":
+            self.send(msg.src, "data", {"data": self.data.get("x")})
+
+    def write(self, value):
+        self.data["x"] = value
+        self.leases.changed("x")
+
+
+class GridClient(Agent):
+    """A fixed-rate task of period GRID: real ticks or reads (``lease`` False), or a lease declared at its first
+    run (``keep_grid``: the option under test; ``form``: KEEPALIVE or POLL)."""
+
+    def on_start(self):
+        self.seen = []  # (time, data) of every answer to a read
+        self.runs = []
+        self.lease = None
+        self.task = self.executor("t").schedule_at_fixed_rate(self._run, FIRST, GRID, name="grid")
+
+    def _run(self):
+        p = self.params
+        self.runs.append(self.now)
+        if not p["lease"]:
+            self.send("server", "tick" if p["form"] == KEEPALIVE else "read", {"t": self.now})
+            return
+        self.task.cancel()
+        self.lease = Lease(self, "server", "k", GRID, form=p["form"], target="x", keep_grid=p["keep_grid"],
+                           on_reply=lambda body: self.seen.append((self.now, body.get("data")))).start()
+
+    def on_message(self, msg):
+        if msg.kind == "data":
+            self.seen.append((self.now, msg.body["data"]))
+
+
+def grid_run(pauses, conditions=(), form=KEEPALIVE, keep_grid=True, writes=(), until=120.0) -> Net:
+    """``timer`` (real runs) and ``lease`` under the same ``pauses`` ((start, length), ...) and ``conditions``."""
+    conds = [Condition(c.kind, c.start, c.end, ("timer", "lease"), ("server",), probability=c.probability,
+                       extra_s=c.extra_s) for c in conditions]
+    n = Net({"server": (GridServer, {}),
+             "timer": (GridClient, {"lease": False, "form": form}),
+             "lease": (GridClient, {"lease": True, "form": form, "keep_grid": keep_grid})}, conds)
+    for start, length in pauses:
+        for name in ("timer", "lease"):
+            n.env.timeout(start).callbacks.append(lambda _e, a=n.agents[name], d=length: a.stop_the_world(d))
+    server = n.agents["server"]
+    for t, v in writes:
+        n.env.timeout(t).callbacks.append(lambda _e, v=v: server.write(v))
+    n.checks = []  # (time, the timer's last tick at the server, the lease's last keep-alive at the server)
+    for i in range(int(until / 0.25)):
+        t = 0.1 + 0.25 * i
+        n.env.timeout(t).callbacks.append(lambda _e: n.checks.append(
+            (n.env.now, server.ticks.get("timer"), server.leases.last("lease", "k"))))
+    return n.run(until)
+
+
+def grid_mismatches(n: Net) -> list:
+    """The checks where the server's last keep-alive of the lease is not the timer's last tick, leaving out a
+    check within a delivery (20 ms) after one of the timer's runs or a pause's end (the messages in flight)."""
+    runs = n.agents["timer"].runs
+    return [(t, tick, last) for t, tick, last in n.checks
+            if tick is not None and last != pytest.approx(tick) and not any(0 <= t - r < 0.02 for r in runs)]
+
+
+# (name, pauses, conditions): every pause holds the clients over at least one run of the grid; the last two add
+# a second pause before the next run after the first one's end, and a partition after a re-anchoring
+GRID_FAULTS = [
+    ("short pause over one run", [(40.0, 3.5)], ()),
+    ("long pause over three runs", [(40.0, 27.0)], ()),
+    ("a second pause before the next run", [(40.0, 3.5), (48.0, 6.0)], ()),
+    ("a partition after a pause", [(40.0, 3.5)], (Condition("partition", 55.0, 77.0, (), ()),)),
+]
+
+
+@pytest.mark.parametrize("name, pauses, conditions", GRID_FAULTS, ids=[f[0] for f in GRID_FAULTS])
+def test_a_keep_grid_lease_keeps_contact_as_a_fixed_rate_timer_through_pauses(name, pauses, conditions):
+    n = grid_run(pauses, conditions)
+    timer = n.agents["timer"].runs
+    assert len(timer) >= 11 and any(r % GRID != pytest.approx(FIRST) for r in timer)  # overdue runs happened
+    assert len(n.checks) > 400 and grid_mismatches(n) == []
+    # the lease's client sent real beats only at the pause's end and during the partition
+    beats = [m.sent_t for m in n.sent if m.src == "lease" and m.kind == LEASE_BEAT]
+    assert beats[0] == pytest.approx(FIRST)
+    assert all(any(s <= t <= s + d for s, d in pauses) or any(c.start <= t <= c.end + GRID for c in conditions)
+               for t in beats[1:])
+    # the default re-anchors on the pause's end: the server's view leaves the timer's grid
+    assert grid_mismatches(grid_run(pauses, conditions, keep_grid=False)) != []
+
+
+def test_a_keep_grid_poll_lease_delivers_at_the_runs_a_fixed_rate_reader_would_make():
+    # a write during the pause (seen by the overdue run at its end), one between its end and the next run of the
+    # grid, one while the client runs on the grid again
+    writes = [(42.0, "a"), (52.0, "b"), (83.0, "c")]
+    pauses = [(40.0, 7.5)]
+    n = grid_run(pauses, form=POLL, writes=writes)
+
+    def changes(seen):
+        out, last = [], object()
+        for t, v in seen:
+            if v != last:
+                out.append((t, v))
+                last = v
+        return out
+
+    timer, lease = changes(n.agents["timer"].seen), changes(n.agents["lease"].seen)
+    assert [v for _t, v in timer] == [v for _t, v in lease] == [None, "a", "b", "c"]
+    assert all(abs(tl - tt) < 0.02 for (tt, _), (tl, _) in zip(timer, lease))
+    assert 47.5 <= timer[1][0] < 47.52 and timer[2][0] == pytest.approx(61.3, abs=0.02)
+    default = changes(grid_run(pauses, form=POLL, writes=writes, keep_grid=False).agents["lease"].seen)
+    assert default[2][0] == pytest.approx(57.5, abs=0.02)  # re-anchored: a period after the pause's end
