@@ -1,8 +1,8 @@
 """Benchmark (not a test): Pulsar's published load-manager benchmark, emulated, beside the published figures.
 
-Runs the four ``lm-bench-*`` scenarios (rolling restart of 100 brokers with 65,000 bundles and 100,000
-publishers, and 5 brokers becoming 10 with 10,000 publishers in 100 bundles; each with the modular and the
-extensible load manager) for each seed, each run in its own ``clusteremu run`` process bounded by
+Runs the eight ``lm-bench-*`` scenarios (rolling restart of 100 brokers with 65,000 bundles and 100,000
+publishers; 5 brokers becoming 10, and 10 becoming 5, with 10,000 publishers in 100 bundles; 1 bundle of 10,000
+hot topics split towards 128 on 10 brokers; each with the modular and the extensible load manager) for each seed, each run in its own ``clusteremu run`` process bounded by
 ``--timeout``; analyses them in one Spark job (``clusteremu analyze``'s pipeline, the ``lm_benchmark`` figures);
 and prints the side-by-side table — published figure, emulated mean and spread over the seeds, the
 modular/extensible ratio published and emulated, publish latency marked as not modelled — which is also what
@@ -10,11 +10,11 @@ modular/extensible ratio published and emulated, publish latency marked as not m
 averages before and after.
 
 ``--scale F`` multiplies the rolling restart's bundles, topics and clients by F (its 100 brokers stay: the
-restart's waves are defined over them) to measure at a reduced size first; the scale-out runs at its published
-size always. A run that exceeds ``--timeout`` is reported as such and left out of the table (nothing is made up
+restart's waves are defined over them) to measure at a reduced size first; the scale-out, scale-in and split
+pairs run at their full size always. A run that exceeds ``--timeout`` is reported as such and left out of the table (nothing is made up
 for it). Usage::
 
-    python benchmarks/pulsar_lm_bench.py [--seeds 1..3] [--scale 1.0] [--only restart|scale-out]
+    python benchmarks/pulsar_lm_bench.py [--seeds 1..3] [--scale 1.0] [--only restart|scale-out|scale-in|split]
                                          [--timeout 1800] [--out DIR] [--format markdown|json]
 """
 from __future__ import annotations
@@ -38,6 +38,8 @@ from clusteremu.tools.compare import load_summaries, tables_markdown  # noqa: E4
 EXPERIMENTS = {
     "restart": ("lm-bench-rolling-restart-modular", "lm-bench-rolling-restart-extensible"),
     "scale-out": ("lm-bench-scale-out-modular", "lm-bench-scale-out-extensible"),
+    "scale-in": ("lm-bench-scale-in-modular", "lm-bench-scale-in-extensible"),
+    "split": ("lm-bench-split-modular", "lm-bench-split-extensible"),
 }
 #: The rolling restart's published size, scaled by ``--scale``.
 RESTART_SIZE = {"workload.namespaces.0.bundles": 65_000, "workload.tasks.0.topics": 100_000, "cluster.clients": 100}

@@ -21,6 +21,10 @@ SHRINK = {
                                           "workload.namespaces.0.bundles=64", "workload.tasks.0.topics=300"]
        for lm in ("modular", "extensible")},
     # A tenth of the publishers, each ten times as busy: the same load per broker.
-    **{f"lm-bench-scale-out-{lm}": ["cluster.clients=4", "workload.tasks.0.topics=1000",
-                                    "workload.tasks.0.rate_msgs=500"] for lm in ("modular", "extensible")},
+    **{f"lm-bench-{row}-{lm}": ["cluster.clients=4", "workload.tasks.0.topics=1000",
+                                "workload.tasks.0.rate_msgs=500"]
+       for row in ("scale-out", "scale-in") for lm in ("modular", "extensible")},
+    # Split: 300 hot topics at 2,000 msg/s, 600,000 msg/s in all: still split by rate, to about 30 bundles.
+    **{f"lm-bench-split-{lm}": ["cluster.clients=4", "workload.tasks.0.topics=300",
+                                "workload.tasks.0.rate_msgs=2000"] for lm in ("modular", "extensible")},
 }

@@ -28,9 +28,12 @@ SUITES: dict[str, Suite] = {
     ),
     "pulsar-lm-benchmark": Suite(
         ("lm-bench-rolling-restart-modular", "lm-bench-rolling-restart-extensible",
-         "lm-bench-scale-out-modular", "lm-bench-scale-out-extensible"),
+         "lm-bench-scale-out-modular", "lm-bench-scale-out-extensible",
+         "lm-bench-scale-in-modular", "lm-bench-scale-in-extensible",
+         "lm-bench-split-modular", "lm-bench-split-extensible"),
         "Pulsar's published load-manager benchmark (Pulsar 3.0.0 docs): all publishers' reconnection after a restart "
-        "of 100 brokers with 65,000 bundles, and rebalancing when 5 brokers become 10, modular against extensible; "
+        "of 100 brokers with 65,000 bundles, rebalancing when 5 brokers become 10 and 10 become 5, and splitting 1 "
+        "bundle of 10,000 hot topics towards 128, modular against extensible; "
         "`compare --article` on the sweep prints the published and emulated figures side by side "
         "(docs/load-manager-benchmark.md). The restart runs take minutes each",
     ),

@@ -21,6 +21,16 @@ Figures of one run (the ``lm_benchmark`` part of Pulsar's figures, :func:`lm_ben
   load of the benchmark's publishers costs a broker in the model, and the band is ThresholdShedder's own margin
   (``loadBalancerBrokerThresholdShedderPercentage``, 10). Also the shedding unloads after the start, and the
   deviation at the end.
+* ``scale_in`` (a run with a ``scale_in``): from the first leaving broker's stop (``start_s``, its
+  ``broker_stopping``) to the moment from which the brokers that stay are balanced until the end of the run
+  (``time_s``), balanced as for ``rebalance``, over the brokers that stay only, and judged only on samples taken
+  after the last leaving broker stopped (``broker_stopped``): before that the stayers' samples show the load as
+  it was before the leavers' bundles moved to them, which would count as balanced at once.
+* ``split`` (a run with a ``bundle_split``): from the first split (``start_s``) to the split that brings the
+  bundles to :data:`SPLIT_TARGET` (``to_target_s``; None when the splitting stops earlier, ``splitting_s`` being
+  the first to the last split then), the bundles at the end (the scenario's initial bundles plus one per split),
+  and from the first split to the moment from which every broker is balanced as for ``rebalance`` until the end
+  of the run (``time_s``: the published "splitting 1 bundle into 128 and balancing").
 
 Publish latency (the published P99.99 row) has no figure: the model has no message path, so no latency. The
 side-by-side table says so (:func:`lm_benchmark_tables`, shown by ``clusteremu compare --article``).
@@ -43,6 +53,9 @@ REBALANCE_BAND = 10.0
 #: A broker's CPU sample older than this takes no part (a stopped broker stops sampling): three of Pulsar's
 #: default one-minute sampling periods.
 SAMPLE_STALE_S = 180.0
+#: The published split row's bundle count ("splitting 1 bundle into 128"; also Pulsar's default
+#: ``loadBalancerNamespaceMaximumBundles``).
+SPLIT_TARGET = 128
 #: Name prefix of the benchmark's built-in scenarios.
 SCENARIO_PREFIX = "lm-bench-"
 
@@ -50,13 +63,18 @@ SCENARIO_PREFIX = "lm-bench-"
 SCHEMA_FIELDS: dict[str, tuple[str, ...]] = {
     "broker_stopping": ("cause",),
     "broker_booted": ("cause",),
+    "broker_stopped": ("cause",),
+    "bundle_split": (),
     "rolling_restart_done": (),
     "host_usage_sampled": ("cpu",),
 }
 KINDS = ("topic_connected", "bundle_unloaded", *SCHEMA_FIELDS)
 COLUMNS = ("topic", "unavailable_s", "reason", "cause", "cpu")
 #: Figures that speak of the end of the run (the last reconnection, balanced for good): a partial trace cannot say.
-WHOLE_RUN = ("lm_benchmark.reconnect.recovery_s", "lm_benchmark.rebalance.time_s", "lm_benchmark.rebalance.balanced")
+WHOLE_RUN = ("lm_benchmark.reconnect.recovery_s", "lm_benchmark.rebalance.time_s", "lm_benchmark.rebalance.balanced",
+             "lm_benchmark.scale_in.time_s", "lm_benchmark.scale_in.balanced", "lm_benchmark.split.time_s",
+             "lm_benchmark.split.balanced", "lm_benchmark.split.to_target_s", "lm_benchmark.split.splitting_s",
+             "lm_benchmark.split.bundles_end")
 
 
 @dataclass(frozen=True)
@@ -87,6 +105,11 @@ PUBLISHED: tuple[Published, ...] = (
     Published("rebalance", "time to balance the load after 5 brokers become 10",
               "10,000 topics/publishers, 100 bundles", "min", 7.0, 5.0,
               "published: modular \"cannot be balanced without further tuning\", extensible \"can be balanced\""),
+    Published("scale_in", "time to balance the load after 10 brokers become 5",
+              "10,000 topics/publishers, 100 bundles; the 5 brokers leave gracefully", "min", 5.0, 3.0),
+    Published("split", "time to split 1 bundle into 128 and balance 10,000 hot topics",
+              "1 bundle split into 128, 10,000 hot topics (nothing more published: brokers and rates are the "
+              "model's choice)", "min", 15.0, 13.0),
 )
 SOURCE = ("apache/pulsar-site docs/concepts-broker-load-balancing-types.md, \"Performance tests\" (Pulsar 3.0.0; "
           "PR #652, https://github.com/apache/pulsar-site/pull/652)")
@@ -172,9 +195,78 @@ def rebalance_figures(rows: pd.DataFrame, band: float = REBALANCE_BAND) -> dict[
     }
 
 
+def scale_in_figures(rows: pd.DataFrame, band: float = REBALANCE_BAND) -> dict[str, Any]:
+    """The scale-in's rebalancing figures (see the module docstring); ``{"scale_in": False}`` without one."""
+    stops = rows[(rows["kind"] == "broker_stopping") & (rows["cause"] == "scale_in")]
+    if stops.empty:
+        return {"scale_in": False}
+    start = float(stops["t"].min())
+    leaving = set(stops["agent"].unique())
+    stopped = rows[(rows["kind"] == "broker_stopped") & (rows["cause"] == "scale_in")]
+    # The leavers' bundles are on the stayers once the last leaver has stopped; a leaver that never finishes its
+    # stop leaves no instant to judge from.
+    settled = float(stopped["t"].max()) if set(stopped["agent"]) >= leaving else math.inf
+    samples = rows.loc[rows["kind"] == "host_usage_sampled", ["t", "agent", "cpu"]]
+    samples = samples[~samples["agent"].isin(leaving)]
+    staying = sorted(samples.loc[samples["t"] < start, "agent"].unique())
+    shed = rows[(rows["kind"] == "bundle_unloaded") & (rows["reason"] == "shedding") & (rows["t"] >= start)]
+    return {
+        "scale_in": True,
+        "start_s": start,
+        "leaving_brokers": len(leaving),
+        "staying_brokers": len(staying),
+        "stopped_s": settled - start if math.isfinite(settled) else None,
+        **balanced_since(samples[samples["t"] >= settled], start, staying, band),
+        "unloads": int(len(shed)),
+        "last_unload_s": float(shed["t"].max()) - start if len(shed) else None,
+    }
+
+
+def _initial_bundles(scenario: Mapping[str, Any]) -> int | None:
+    """The scenario's bundles at the start, summed over its namespaces; None when the run does not record them."""
+    namespaces = (scenario.get("workload") or {}).get("namespaces")
+    if not namespaces:
+        return None
+    counts = [ns.get("bundles") for ns in namespaces if isinstance(ns, Mapping)]
+    if len(counts) != len(namespaces) or not all(isinstance(c, int) for c in counts):
+        return None
+    return int(sum(counts))
+
+
+def split_figures(rows: pd.DataFrame, initial_bundles: int | None, band: float = REBALANCE_BAND,
+                  target: int = SPLIT_TARGET) -> dict[str, Any]:
+    """The split row's figures (see the module docstring); ``{"split": False}`` without a split.
+    ``initial_bundles``: the bundles before any split (None: unknown, then no bundle count and no ``to_target_s``)."""
+    splits = rows.loc[rows["kind"] == "bundle_split", "t"].to_numpy(dtype=float)
+    if splits.size == 0:
+        return {"split": False}
+    splits.sort()
+    start = float(splits[0])
+    to_target = None
+    if initial_bundles is not None and initial_bundles + splits.size >= target > initial_bundles:
+        to_target = float(splits[target - initial_bundles - 1]) - start
+    samples = rows.loc[rows["kind"] == "host_usage_sampled", ["t", "agent", "cpu"]]
+    shed = rows[(rows["kind"] == "bundle_unloaded") & (rows["reason"] == "shedding") & (rows["t"] >= start)]
+    return {
+        "split": True,
+        "start_s": start,
+        "splits": int(splits.size),
+        "bundles_end": initial_bundles + int(splits.size) if initial_bundles is not None else None,
+        "target": target,
+        "to_target_s": to_target,
+        "splitting_s": float(splits[-1]) - start,
+        **balanced_since(samples, start, sorted(samples["agent"].unique()), band),
+        "unloads": int(len(shed)),
+        "last_unload_s": float(shed["t"].max()) - start if len(shed) else None,
+    }
+
+
 def lm_benchmark_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
-    """The ``lm_benchmark`` part of Pulsar's figures: ``reconnect`` and ``rebalance`` of one run."""
-    return PartResult({"reconnect": reconnect_figures(rows), "rebalance": rebalance_figures(rows)})
+    """The ``lm_benchmark`` part of Pulsar's figures: ``reconnect``, ``rebalance``, ``scale_in`` and ``split`` of
+    one run."""
+    return PartResult({"reconnect": reconnect_figures(rows), "rebalance": rebalance_figures(rows),
+                       "scale_in": scale_in_figures(rows),
+                       "split": split_figures(rows, _initial_bundles(params.scenario))})
 
 
 # -- over runs: the side-by-side table ---------------------------------------------------------------------------
@@ -199,24 +291,39 @@ def _fmt(v: float | None, digits: int = 1) -> str:
     return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
 
 
+_DEVIATION = ("largest CPU distance from the brokers' mean at the end (points, band "
+              f"±{REBALANCE_BAND:g}; emulated only)", 1)
 #: Emulated figures the published page has no row for, shown under the row of their experiment (by its key):
-#: label and digits.
-EXTRA_ROWS = {
-    "reconnect": ("publisher's time without a connection during the restart, summed (s; emulated only)", 2),
-    "rebalance": ("largest CPU distance from the brokers' mean at the end (points, band "
-                  f"±{REBALANCE_BAND:g}; emulated only)", 1),
+#: per figure its name among the extra values, label and digits.
+EXTRA_ROWS: dict[str, tuple[tuple[str, str, int], ...]] = {
+    "reconnect": (("reconnect", "publisher's time without a connection during the restart, summed (s; emulated "
+                   "only)", 2),),
+    "rebalance": (("rebalance", *_DEVIATION),),
+    "scale_in": (("scale_in", "largest CPU distance from the mean of the brokers that stay, at the end (points, "
+                  f"band ±{REBALANCE_BAND:g}; emulated only)", 1),),
+    "split": (("split_to_target", f"time from the first split to {SPLIT_TARGET} bundles (min; emulated only)", 1),
+              ("split_end", "time from the first split to the last one (min; emulated only)", 1),
+              ("split_bundles", "bundles at the end (emulated only)", 0),
+              ("split_deviation", *_DEVIATION)),
 }
 
 
 def _extra_rows(key: str, values: Mapping[tuple[str, str], list[float]],
                 seeds: Mapping[tuple[str, str], int]) -> list[list[str]]:
-    """The rows of :data:`EXTRA_ROWS`'s figure ``key`` over the seeds, with its modular/extensible ratio."""
-    if not any(values.get((key, lm)) for lm in ("modular", "extensible")):
-        return []
-    figure, digits = EXTRA_ROWS[key]
+    """The rows of :data:`EXTRA_ROWS`'s figures of experiment ``key`` over the seeds, each with its
+    modular/extensible ratio (a figure no run has, such as the split's time to 128 bundles when the splitting
+    stops earlier, shows as 0 seeds reached)."""
+    rows = []
+    for name, figure, digits in EXTRA_ROWS[key]:
+        rows += _extra_figure_rows(name, figure, digits, key, values, seeds)
+    return rows
+
+
+def _extra_figure_rows(name: str, figure: str, digits: int, key: str, values: Mapping[tuple[str, str], list[float]],
+                       seeds: Mapping[tuple[str, str], int]) -> list[list[str]]:
     rows, means = [], {}
     for lm in ("modular", "extensible"):
-        st = _stats(values.get((key, lm), []))
+        st = _stats(values.get((name, lm), []))
         means[lm] = st["mean"]
         spread = f"sd {_fmt(st['sd'], digits)}, {_fmt(st['min'], digits)}–{_fmt(st['max'], digits)}" if st["n"] else "—"
         rows.append([figure, lm, "not published", _fmt(st["mean"], digits), spread,
@@ -251,6 +358,18 @@ def lm_benchmark_tables(runs: Sequence[Any]) -> list[dict[str, Any]]:
             deviation = _figure(run.summary, "rebalance", "deviation_end")
             if deviation is not None:
                 extra.setdefault(("rebalance", lm), []).append(deviation)
+        elif _figure(run.summary, "scale_in", "start_s") is not None:
+            key, value = "scale_in", _figure(run.summary, "scale_in", "time_s")
+            deviation = _figure(run.summary, "scale_in", "deviation_end")
+            if deviation is not None:
+                extra.setdefault(("scale_in", lm), []).append(deviation)
+        elif _figure(run.summary, "split", "start_s") is not None:
+            key, value = "split", _figure(run.summary, "split", "time_s")
+            for name, path, per in (("split_to_target", "to_target_s", 60.0), ("split_end", "splitting_s", 60.0),
+                                    ("split_bundles", "bundles_end", 1.0), ("split_deviation", "deviation_end", 1.0)):
+                v = _figure(run.summary, "split", path)
+                if v is not None:
+                    extra.setdefault((name, lm), []).append(v / per)
         else:
             continue
         seeds[(key, lm)] = seeds.get((key, lm), 0) + 1
@@ -300,8 +419,10 @@ def lm_benchmark_tables(runs: Sequence[Any]) -> list[dict[str, Any]]:
             "reconnect: first broker stopping for the restart to the last reconnection of a topic that lost its "
             "connection during the restart (min); rebalance: first "
             f"new broker booted to the start of the final stretch where every broker's CPU stays within "
-            f"±{REBALANCE_BAND:g} points of the mean (min); seeds reached: runs where the figure exists (a run that "
-            "never balances has none).",
+            f"±{REBALANCE_BAND:g} points of the mean (min); scale_in: first leaving broker stopping to the start of "
+            "that stretch over the brokers that stay, judged on samples taken after the last one stopped (min); "
+            "split: first bundle split to the start of that stretch over every broker (min); seeds reached: runs "
+            "where the figure exists (a run that never balances has none).",
             "docs/load-manager-benchmark.md maps the published set-ups onto the model and says why the figures differ.",
         ],
         "data": data,

@@ -7,13 +7,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from clusteremu.tools.analysis.model import RunParams
 from clusteremu.tools.analysis.pulsar_lm_benchmark import (
     PUBLISHED,
     REBALANCE_BAND,
+    SPLIT_TARGET,
     balanced_since,
+    lm_benchmark_part,
     lm_benchmark_tables,
     rebalance_figures,
     reconnect_figures,
+    scale_in_figures,
+    split_figures,
 )
 from clusteremu.tools.compare import RunSummary
 
@@ -164,7 +169,7 @@ def test_table_puts_published_and_emulated_side_by_side_with_ratios():
             summary("rolling-restart-modular", "modular", restart(6000.0), 1)]
     (table,) = lm_benchmark_tables(runs)
     rows = {(r[0], r[1]): r for r in table["rows"]}
-    reconnect, latency, rebalance = (p.figure for p in PUBLISHED)
+    reconnect, latency, rebalance = (p.figure for p in PUBLISHED[:3])
     assert rows[(reconnect, "modular")][2:6] == ["20 min", "3.0", "sd 1.4, 2.0–4.0", "2/2"]
     assert rows[(reconnect, "extensible")][2:6] == ["10 min", "1.5", "sd 0.0, 1.5–1.5", "1/1"]
     assert rows[(reconnect, "ratio modular / extensible")][2:4] == ["2.00", "2.00"]
@@ -218,3 +223,127 @@ def test_compare_article_on_benchmark_runs_alone_gives_the_benchmark_table_only(
     tables = RATING.article(runs)
     assert [t["title"] for t in tables] == [t["title"] for t in lm_benchmark_tables(runs)]
     assert len(tables) == 1
+
+
+# -- scale-in (10 brokers become 5) and split ("splitting 1 bundle into 128") ----------------------------------
+def scale_in_events(final: dict[str, float], *, broker4_stops: bool = True) -> list[dict]:
+    ev = samples(0.0, {"broker-1": 30.0, "broker-2": 30.0, "broker-3": 30.0, "broker-4": 30.0})
+    ev += [{"t": 100.0, "agent": "broker-3", "kind": "broker_stopping", "cause": "scale_in"},
+           {"t": 100.0, "agent": "broker-4", "kind": "broker_stopping", "cause": "scale_in"},
+           {"t": 102.0, "agent": "broker-3", "kind": "broker_stopped", "cause": "scale_in"},
+           # a shutdown that is not the scale-in's neither starts it nor ends it
+           {"t": 50.0, "agent": "broker-9", "kind": "broker_stopping", "cause": "shutdown"},
+           {"t": 150.0, "agent": "broker-9", "kind": "broker_stopped", "cause": "shutdown"}]
+    if broker4_stops:
+        ev.append({"t": 105.0, "agent": "broker-4", "kind": "broker_stopped", "cause": "scale_in"})
+    # taken before the leavers' bundles reached the stayers: balanced, but it must not count
+    ev += samples(101.0, {"broker-1": 30.0, "broker-2": 30.0, "broker-3": 90.0})
+    ev += samples(160.0, {"broker-1": 70.0, "broker-2": 40.0})
+    # from 220 on the two that stay are within the band; broker-3's 90 (101) would not be, were it counted
+    ev += samples(220.0, {"broker-1": 55.0, "broker-2": 55.0})
+    ev += samples(280.0, final)
+    ev += [{"t": 170.0, "agent": "broker-1", "kind": "bundle_unloaded", "reason": "shedding"},
+           {"t": 100.0, "agent": "broker-3", "kind": "bundle_unloaded", "reason": "shutdown"}]
+    return ev
+
+
+def test_scale_in_time_counts_the_brokers_that_stay_after_the_last_leaver_stopped():
+    f = scale_in_figures(frame(scale_in_events({"broker-1": 58.0, "broker-2": 52.0})))
+    assert f["scale_in"] is True and f["start_s"] == 100.0
+    assert (f["leaving_brokers"], f["staying_brokers"]) == (2, 2)
+    assert f["stopped_s"] == pytest.approx(5.0)
+    # 101 is before the last leaver stopped (105); 160: 15 points from the mean; 220 on: balanced
+    assert f["time_s"] == pytest.approx(120.0) and f["balanced"] is True
+    assert f["deviation_end"] == pytest.approx(3.0) and f["spread_end"] == pytest.approx(6.0)
+    assert f["unloads"] == 1 and f["last_unload_s"] == pytest.approx(70.0)
+
+
+def test_scale_in_that_ends_unbalanced_or_whose_leaver_never_stops_has_no_time():
+    f = scale_in_figures(frame(scale_in_events({"broker-1": 70.0, "broker-2": 40.0})))
+    assert f["time_s"] is None and f["balanced"] is False and f["deviation_end"] == pytest.approx(15.0)
+    f = scale_in_figures(frame(scale_in_events({"broker-1": 58.0, "broker-2": 52.0}, broker4_stops=False)))
+    assert f["stopped_s"] is None and f["time_s"] is None
+
+
+def test_scale_in_figures_without_a_scale_in():
+    ev = [e for e in scale_in_events({"broker-1": 50.0}) if e.get("cause") != "scale_in"]
+    assert scale_in_figures(frame(ev)) == {"scale_in": False}
+
+
+def split_events() -> list[dict]:
+    ev = samples(0.0, {"broker-1": 90.0, "broker-2": 0.0})
+    ev += [{"t": t, "agent": "broker-1", "kind": "bundle_split"} for t in (70.0, 50.0, 60.0)]
+    ev += samples(60.0, {"broker-1": 60.0, "broker-2": 30.0})
+    ev += samples(120.0, {"broker-1": 50.0, "broker-2": 45.0})
+    ev += samples(180.0, {"broker-1": 48.0, "broker-2": 47.0})
+    ev += [{"t": 90.0, "agent": "broker-1", "kind": "bundle_unloaded", "reason": "shedding"},
+           {"t": 50.0, "agent": "broker-1", "kind": "bundle_unloaded", "reason": "split"}]
+    return ev
+
+
+def test_split_figures_from_the_first_split_to_the_target_and_to_balance():
+    f = split_figures(frame(split_events()), 1, target=4)
+    assert f["split"] is True and f["start_s"] == 50.0
+    assert (f["splits"], f["bundles_end"]) == (3, 4)
+    assert f["to_target_s"] == pytest.approx(20.0) and f["splitting_s"] == pytest.approx(20.0)
+    assert f["time_s"] == pytest.approx(70.0) and f["balanced"] is True  # balanced from the sample at 120
+    assert f["unloads"] == 1 and f["last_unload_s"] == pytest.approx(40.0)
+    # from two bundles the third split reaches 5, the second 4
+    assert split_figures(frame(split_events()), 2, target=4)["to_target_s"] == pytest.approx(10.0)
+
+
+def test_splitting_that_stops_short_of_the_target_has_no_time_to_it():
+    f = split_figures(frame(split_events()), 1, target=SPLIT_TARGET)
+    assert f["to_target_s"] is None and f["splitting_s"] == pytest.approx(20.0) and f["bundles_end"] == 4
+    f = split_figures(frame(split_events()), None)
+    assert f["bundles_end"] is None and f["to_target_s"] is None and f["splits"] == 3
+
+
+def test_split_figures_without_a_split_and_the_initial_bundles_from_the_scenario():
+    assert split_figures(frame(samples(0.0, {"broker-1": 10.0})), 1) == {"split": False}
+    params = RunParams(model="pulsar", end=200.0, window_start=0.0, options={},
+                       scenario={"workload": {"namespaces": [{"name": "a", "bundles": 1}, {"name": "b", "bundles": 2}]}})
+    part = lm_benchmark_part(frame(split_events()), params).figures
+    assert part["split"]["bundles_end"] == 6 and part["scale_in"] == {"scale_in": False}
+    unknown = RunParams(model="pulsar", end=200.0, window_start=0.0, options={}, scenario={})
+    assert lm_benchmark_part(frame(split_events()), unknown).figures["split"]["bundles_end"] is None
+
+
+def scale_in(time_s: float | None, deviation_end: float = 4.0) -> dict:
+    return {"reconnect": {"restart": False}, "rebalance": {"scale_out": False},
+            "scale_in": {"scale_in": True, "start_s": 600.0, "time_s": time_s, "deviation_end": deviation_end}}
+
+
+def split(time_s: float | None, to_target_s: float | None, splitting_s: float, bundles: int) -> dict:
+    return {"reconnect": {"restart": False}, "rebalance": {"scale_out": False}, "scale_in": {"scale_in": False},
+            "split": {"split": True, "start_s": 60.0, "time_s": time_s, "to_target_s": to_target_s,
+                      "splitting_s": splitting_s, "bundles_end": bundles, "deviation_end": 8.0}}
+
+
+def test_table_has_the_scale_in_and_split_rows_beside_the_published_ones():
+    runs = [summary("lm-bench-scale-in-modular", "modular", scale_in(60.0, 1.0), 1),
+            summary("lm-bench-scale-in-modular", "modular", scale_in(180.0, 3.0), 2),
+            summary("lm-bench-scale-in-extensible", "extensible", scale_in(None, 15.0), 1),
+            summary("lm-bench-split-modular", "modular", split(900.0, None, 30.0, 120), 1),
+            summary("lm-bench-split-extensible", "extensible", split(600.0, 1200.0, 1800.0, 128), 1)]
+    (table,) = lm_benchmark_tables(runs)
+    rows = {(r[0], r[1]): r for r in table["rows"]}
+    by_key = {p.key: p for p in PUBLISHED}
+    sin, spl = by_key["scale_in"].figure, by_key["split"].figure
+    assert rows[(sin, "modular")][2:6] == ["5 min", "2.0", "sd 1.4, 1.0–3.0", "2/2"]
+    assert rows[(sin, "extensible")][2:6] == ["3 min", "—", "—", "0/1"]
+    assert rows[(sin, "ratio modular / extensible")][2:4] == ["1.67", "—"]
+    assert rows[(spl, "modular")][2:6] == ["15 min", "15.0", "sd 0.0, 15.0–15.0", "1/1"]
+    assert rows[(spl, "ratio modular / extensible")][2:4] == ["1.15", "1.50"]
+    to_target = [k for k in rows if k[0].startswith("time from the first split to 128")]
+    assert [rows[k][3:6] for k in to_target[:2]] == [["—", "—", "0/1"], ["20.0", "sd 0.0, 20.0–20.0", "1/1"]]
+    # shown with no seed reaching it too: the splitting stopped short of 128 in every run
+    runs[-1] = summary("lm-bench-split-extensible", "extensible", split(600.0, None, 1800.0, 120), 1)
+    (table,) = lm_benchmark_tables(runs)
+    rows2 = {(r[0], r[1]): r for r in table["rows"]}
+    assert [rows2[k][3:6] for k in to_target[:2]] == [["—", "—", "0/1"], ["—", "—", "0/1"]]
+    assert [rows[k][3] for k in rows if k[0] == "bundles at the end (emulated only)"] == ["120", "128", "0.94"]
+    assert [rows[k][3] for k in rows if k[0].startswith("time from the first split to the last")][:2] == ["0.5", "30.0"]
+    assert any(k[0].startswith("largest CPU distance from the mean of the brokers that stay") for k in rows)
+    # rows of experiments without runs are left out
+    assert by_key["reconnect"].figure not in {k[0] for k in rows}
