@@ -43,7 +43,9 @@ One call (``findBundlesToSplit``), with ``bundle_stats`` in the broker's map ord
    decisions were made (``==``, so 0 means no limit).
 
 Departure: Java returns a ``HashSet`` of decisions, which the scheduler publishes in the set's order; this returns
-them in the order they were chosen.
+them in the order they were chosen. No model could follow the set's order: ``SplitDecision``'s Lombok
+``hashCode`` includes its ``Label`` and ``Reason`` enums, whose hash codes are identity hashes that differ from one
+JVM run to the next, so Pulsar itself publishes a run's splits in an order that varies between runs.
 """
 from __future__ import annotations
 
