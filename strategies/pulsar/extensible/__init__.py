@@ -29,7 +29,8 @@ Modules:
 * :mod:`.transfer_context` — ``TransferContext`` (the inputs of a shedding cycle, with its JSON form);
 * :mod:`.transfer_shedder` — ``TransferShedder``, ``LoadStats``, ``UnloadResult``;
 * :mod:`.unload_decision` — ``UnloadDecision``, ``Label``, ``Reason``;
-* :mod:`.unload_counter` — ``UnloadCounter`` (outcome counters);
+* :mod:`.unload_counter` — ``UnloadCounter`` (outcome counters), whose breakdown table :mod:`.breakdown` shares with
+  ``SplitCounter``;
 * :mod:`.least_resource_usage_with_weight` — the extension's ``LeastResourceUsageWithWeight``;
 * :mod:`.service_unit_state` — ``ServiceUnitState``, ``StorageType`` and the allowed transitions;
 * :mod:`.ownership_monitor` — the channel owner's ownership monitor and inactive-broker clean-up

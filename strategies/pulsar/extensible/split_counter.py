@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from .breakdown import breakdown_json, read_breakdown
 from .split_decision import SplitDecision, SplitLabel, SplitReason
 
 __all__ = ["SplitCounter"]
@@ -55,8 +56,7 @@ class SplitCounter:
     def to_json(self) -> dict[str, Any]:
         """``{"breakdownCounters": {label: {reason: n}}, "splitCount": n}``."""
         return {
-            "breakdownCounters": {label.value: {reason.value: n for reason, n in cells.items()}
-                                  for label, cells in self.breakdown_counters.items()},
+            "breakdownCounters": breakdown_json(self.breakdown_counters),
             "splitCount": self.split_count,
         }
 
@@ -64,11 +64,6 @@ class SplitCounter:
     def from_json(cls, obj: Mapping[str, Any]) -> "SplitCounter":
         """Inverse of :meth:`to_json` (missing entries read as 0)."""
         out = cls()
-        for label_name, cells in dict(obj.get("breakdownCounters", {})).items():
-            for reason_name, n in dict(cells).items():
-                label, reason = SplitLabel(label_name), SplitReason(reason_name)
-                if reason not in out.breakdown_counters[label]:
-                    raise KeyError(f"SplitCounter has no cell {label.value}/{reason.value}")
-                out.breakdown_counters[label][reason] = int(n)
+        read_breakdown(obj, out.breakdown_counters, SplitLabel, SplitReason, "SplitCounter")
         out.split_count = int(obj.get("splitCount", 0))
         return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from .breakdown import breakdown_json, read_breakdown
 from .unload_decision import Label, Reason
 
 __all__ = ["UnloadCounter"]
@@ -75,10 +76,7 @@ class UnloadCounter:
         """``{"breakdownCounters": {label: {reason: n}}, "loadAvg", "loadStd", "unloadBrokerCount",
         "unloadBundleCount"}``."""
         return {
-            "breakdownCounters": {
-                label.value: {reason.value: n for reason, n in cells.items()}
-                for label, cells in self.breakdown_counters.items()
-            },
+            "breakdownCounters": breakdown_json(self.breakdown_counters),
             "loadAvg": self.load_avg,
             "loadStd": self.load_std,
             "unloadBrokerCount": self.unload_broker_count,
@@ -89,12 +87,7 @@ class UnloadCounter:
     def from_json(cls, obj: Mapping[str, Any]) -> "UnloadCounter":
         """Inverse of :meth:`to_json` (missing entries read as 0)."""
         out = cls()
-        for label_name, cells in dict(obj.get("breakdownCounters", {})).items():
-            for reason_name, n in dict(cells).items():
-                label, reason = Label(label_name), Reason(reason_name)
-                if reason not in out.breakdown_counters[label]:
-                    raise KeyError(f"UnloadCounter has no cell {label.value}/{reason.value}")
-                out.breakdown_counters[label][reason] = int(n)
+        read_breakdown(obj, out.breakdown_counters, Label, Reason, "UnloadCounter")
         out.load_avg = float(obj.get("loadAvg", 0.0))
         out.load_std = float(obj.get("loadStd", 0.0))
         out.unload_broker_count = int(obj.get("unloadBrokerCount", 0))
