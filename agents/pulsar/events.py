@@ -27,6 +27,14 @@ declare("load_report", "The broker wrote its load report (LocalBrokerData) to th
 declare("shedding_cycle", "The leader ran the shedding strategy; `unloads` is how many bundles it decided to "
         "move, `skipped` why it did nothing (\"\" when it acted).", _M,
         strategy="str", brokers="int", unloads="int", skipped="str")
+declare("transfer_shedder_stats", "The extensible load manager's channel owner ran a shedding cycle of "
+        "TransferShedder that got as far as computing the brokers' load stats (not one skipped before them: "
+        "CoolDown, OutDatedData, NoBrokers, NoLoadData there): `load_avg` and `load_std`, the mean and population "
+        "standard deviation of the brokers' weightedMaxEMA (fractions) the cycle's UnloadCounter records (loadAvg, "
+        "loadStd), `target_std` its loadBalancerBrokerLoadTargetStd, and the cycle's outcome: `label` Success, "
+        "Skip or Failure and `reason` (\"\" on Success; HitCount for a cycle that stops because the shedding "
+        "condition did not hold in enough cycles in a row).",
+        _M, load_avg="float", load_std="float", target_std="float", label="str", reason="str")
 declare("unload_decided", "The leader decided to move `bundle` off `source`; `destination` is fixed at shedding "
         "time by the extensible load manager or AvgShedder, else \"\".", _M,
         bundle="str", source="str", destination="str", reason="str")

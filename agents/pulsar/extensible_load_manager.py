@@ -8,7 +8,9 @@
   run the shedding strategy (``TransferShedder``) on a :class:`~clusteremu.strategies.pulsar.extensible.TransferContext`,
   and publish each decision as ``Releasing`` on the channel — with the destination when
   ``loadBalancerTransferEnabled`` (a *transfer*: the destination is assigned before the clients move), without
-  it otherwise (an *unload*: the bundle goes Free and the clients' next lookups assign it).
+  it otherwise (an *unload*: the bundle goes Free and the clients' next lookups assign it). A cycle of
+  ``TransferShedder`` that computed the brokers' load stats writes them and its outcome
+  (``transfer_shedder_stats``: the counter's ``loadAvg``/``loadStd``, ``loadBalancerBrokerLoadTargetStd``).
 * Assignment of unowned bundles (any broker's lookup asks the channel owner): the extensible
   ``LeastResourceUsageWithWeight`` over the registered brokers, published as ``Assigning``.
 * When a broker leaves the registry (session expired, stopped): ``handleBrokerDeletionEvent`` schedules its
@@ -51,7 +53,8 @@ from typing import TYPE_CHECKING, Any, Generator
 from clusteremu.emulator.executor import FIXED_DELAY, FIXED_RATE, ScheduledTask
 from clusteremu.emulator.trace.kinds import declare
 from clusteremu.strategies import pulsar
-from clusteremu.strategies.pulsar.extensible import BrokerLoadData, ServiceUnitState, TopBundlesLoadData, TransferContext
+from clusteremu.strategies.pulsar.extensible import (BrokerLoadData, ServiceUnitState, TopBundlesLoadData,
+                                                     TransferContext, TransferShedder)
 from clusteremu.strategies.pulsar.extensible.ownership_monitor import (Override, StateData, cleanup_delay,
                                                                         cleanup_overrides, cleanup_targets,
                                                                         metadata_state, monitor_ownerships)
@@ -290,6 +293,12 @@ class ExtensibleLoadManager(LeaderLoadManager):
             recently_unloaded_brokers=dict(self.recently_unloaded_brokers),
         )
         result = self.shedder.find_bundles_for_unloading(ctx)
+        if isinstance(self.shedder, TransferShedder) and self.shedder.stats.total_brokers > 0:
+            # The stats are cleared at the start of each cycle and set only once they are computed.
+            counter = self.shedder.counter
+            self.b.emit("transfer_shedder_stats", load_avg=float(counter.load_avg), load_std=float(counter.load_std),
+                        target_std=float(self.cfg["loadBalancerBrokerLoadTargetStd"]), label=result.label.value,
+                        reason="" if result.reason is None else result.reason.value)
         self.recently_unloaded_brokers = dict(result.recently_unloaded_brokers)
         unloads = 0
         for d in result.decisions:

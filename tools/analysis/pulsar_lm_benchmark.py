@@ -32,6 +32,14 @@ Figures of one run (the ``lm_benchmark`` part of Pulsar's figures, :func:`lm_ben
   and from the first split to the moment from which every broker is balanced as for ``rebalance`` until the end
   of the run (``time_s``: the published "splitting 1 bundle into 128 and balancing").
 
+Each of ``rebalance``, ``scale_in`` and ``split`` also has ``shedder`` in an extensible run: the figure a
+TransferShedder user would read, from the trace's ``transfer_shedder_stats`` (one a shedding cycle that computed
+the brokers' load stats). ``shedder.time_s``: from the same ``start_s`` to the first such cycle from which on the
+shedder's own ``load_std`` (the population standard deviation of the brokers' ``weightedMaxEMA``) stays at or
+below its ``loadBalancerBrokerLoadTargetStd`` until the end of the run (None when the last cycle is above it, or
+no cycle came after the start); for ``scale_in`` only cycles after the last leaving broker stopped count, as
+for the CPU band. A modular run has no such events and no ``shedder``.
+
 Publish latency (the published P99.99 row) has no figure: the model has no message path, so no latency. The
 side-by-side table says so (:func:`lm_benchmark_tables`, shown by ``clusteremu compare --article``).
 """
@@ -67,14 +75,17 @@ SCHEMA_FIELDS: dict[str, tuple[str, ...]] = {
     "bundle_split": (),
     "rolling_restart_done": (),
     "host_usage_sampled": ("cpu",),
+    "transfer_shedder_stats": ("load_std", "target_std"),
 }
 KINDS = ("topic_connected", "bundle_unloaded", *SCHEMA_FIELDS)
-COLUMNS = ("topic", "unavailable_s", "reason", "cause", "cpu")
+COLUMNS = ("topic", "unavailable_s", "reason", "cause", "cpu", "load_std", "target_std")
 #: Figures that speak of the end of the run (the last reconnection, balanced for good): a partial trace cannot say.
 WHOLE_RUN = ("lm_benchmark.reconnect.recovery_s", "lm_benchmark.rebalance.time_s", "lm_benchmark.rebalance.balanced",
              "lm_benchmark.scale_in.time_s", "lm_benchmark.scale_in.balanced", "lm_benchmark.split.time_s",
              "lm_benchmark.split.balanced", "lm_benchmark.split.to_target_s", "lm_benchmark.split.splitting_s",
-             "lm_benchmark.split.bundles_end")
+             "lm_benchmark.split.bundles_end",
+             *(f"lm_benchmark.{key}.shedder.{name}" for key in ("rebalance", "scale_in", "split")
+               for name in ("time_s", "balanced")))
 
 
 @dataclass(frozen=True)
@@ -177,6 +188,40 @@ def balanced_since(samples: pd.DataFrame, start: float, required: Sequence[str],
             "spread_end": float(spread[-1]), "band": band}
 
 
+def shedder_balanced_since(rows: pd.DataFrame, start: float, after: float | None = None) -> dict[str, Any] | None:
+    """When TransferShedder's own ``loadStd`` came to stay at or below ``loadBalancerBrokerLoadTargetStd`` after
+    ``start`` (see the module docstring), from the ``transfer_shedder_stats`` rows of cycles at or after ``after``
+    (``start`` when None); None when the run has no such event at all (a modular run).
+
+    Returns ``time_s`` (from ``start`` to the first cycle of the final stretch at or below the target; None when
+    the last cycle is above it or no cycle counts), ``balanced``, ``cycles`` (those counted), ``std_end`` and
+    ``target_std`` (of the last cycle counted). A NaN ``load_std`` (Java's ``sqrt`` of a rounding-negative
+    variance) is not at or below the target."""
+    stats = rows[rows["kind"] == "transfer_shedder_stats"]
+    if stats.empty:
+        return None
+    stats = stats[stats["t"] >= (start if after is None else after)]
+    if stats.empty:
+        return {"time_s": None, "balanced": False, "cycles": 0, "std_end": None, "target_std": None}
+    std = stats["load_std"].to_numpy(dtype=float)
+    target = stats["target_std"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        ok = std <= target
+    bad = np.flatnonzero(~ok)
+    first = 0 if bad.size == 0 else int(bad[-1]) + 1
+    t = stats["t"].to_numpy(dtype=float)
+    since = float(t[first]) - start if first < len(t) else None
+    return {"time_s": since, "balanced": since is not None, "cycles": int(len(stats)), "std_end": float(std[-1]),
+            "target_std": float(target[-1])}
+
+
+def _with_shedder(figures: dict[str, Any], rows: pd.DataFrame, start: float,
+                  after: float | None = None) -> dict[str, Any]:
+    """``figures`` with the TransferShedder figure under ``shedder`` when the run has its events."""
+    shedder = shedder_balanced_since(rows, start, after)
+    return figures if shedder is None else {**figures, "shedder": shedder}
+
+
 def rebalance_figures(rows: pd.DataFrame, band: float = REBALANCE_BAND) -> dict[str, Any]:
     """The scale-out's rebalancing figures (see the module docstring); ``{"scale_out": False}`` without one."""
     boots = rows[(rows["kind"] == "broker_booted") & (rows["cause"] == "scale_out")]
@@ -185,14 +230,14 @@ def rebalance_figures(rows: pd.DataFrame, band: float = REBALANCE_BAND) -> dict[
     start = float(boots["t"].min())
     samples = rows.loc[rows["kind"] == "host_usage_sampled", ["t", "agent", "cpu"]]
     shed = rows[(rows["kind"] == "bundle_unloaded") & (rows["reason"] == "shedding") & (rows["t"] >= start)]
-    return {
+    return _with_shedder({
         "scale_out": True,
         "start_s": start,
         "new_brokers": int(boots["agent"].nunique()),
         **balanced_since(samples, start, sorted(boots["agent"].unique()), band),
         "unloads": int(len(shed)),
         "last_unload_s": float(shed["t"].max()) - start if len(shed) else None,
-    }
+    }, rows, start)
 
 
 def scale_in_figures(rows: pd.DataFrame, band: float = REBALANCE_BAND) -> dict[str, Any]:
@@ -210,7 +255,7 @@ def scale_in_figures(rows: pd.DataFrame, band: float = REBALANCE_BAND) -> dict[s
     samples = samples[~samples["agent"].isin(leaving)]
     staying = sorted(samples.loc[samples["t"] < start, "agent"].unique())
     shed = rows[(rows["kind"] == "bundle_unloaded") & (rows["reason"] == "shedding") & (rows["t"] >= start)]
-    return {
+    return _with_shedder({
         "scale_in": True,
         "start_s": start,
         "leaving_brokers": len(leaving),
@@ -219,7 +264,7 @@ def scale_in_figures(rows: pd.DataFrame, band: float = REBALANCE_BAND) -> dict[s
         **balanced_since(samples[samples["t"] >= settled], start, staying, band),
         "unloads": int(len(shed)),
         "last_unload_s": float(shed["t"].max()) - start if len(shed) else None,
-    }
+    }, rows, start, settled)
 
 
 def _initial_bundles(scenario: Mapping[str, Any]) -> int | None:
@@ -247,7 +292,7 @@ def split_figures(rows: pd.DataFrame, initial_bundles: int | None, band: float =
         to_target = float(splits[target - initial_bundles - 1]) - start
     samples = rows.loc[rows["kind"] == "host_usage_sampled", ["t", "agent", "cpu"]]
     shed = rows[(rows["kind"] == "bundle_unloaded") & (rows["reason"] == "shedding") & (rows["t"] >= start)]
-    return {
+    return _with_shedder({
         "split": True,
         "start_s": start,
         "splits": int(splits.size),
@@ -258,7 +303,7 @@ def split_figures(rows: pd.DataFrame, initial_bundles: int | None, band: float =
         **balanced_since(samples, start, sorted(samples["agent"].unique()), band),
         "unloads": int(len(shed)),
         "last_unload_s": float(shed["t"].max()) - start if len(shed) else None,
-    }
+    }, rows, start)
 
 
 def lm_benchmark_part(rows: pd.DataFrame, params: RunParams) -> PartResult:
@@ -291,20 +336,26 @@ def _fmt(v: float | None, digits: int = 1) -> str:
     return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
 
 
+_MANAGERS = ("modular", "extensible")
 _DEVIATION = ("largest CPU distance from the brokers' mean at the end (points, band "
-              f"±{REBALANCE_BAND:g}; emulated only)", 1)
+              f"±{REBALANCE_BAND:g}; emulated only)", 1, _MANAGERS)
+#: The experiments whose runs have the TransferShedder figure (``shedder``), and its label in the table.
+SHEDDER_FIGURES = ("rebalance", "scale_in", "split")
+_SHEDDER = ("time until TransferShedder's own loadStd stays at or below loadBalancerBrokerLoadTargetStd (min; "
+            "emulated only)", 1, ("extensible",))
 #: Emulated figures the published page has no row for, shown under the row of their experiment (by its key):
-#: per figure its name among the extra values, label and digits.
-EXTRA_ROWS: dict[str, tuple[tuple[str, str, int], ...]] = {
+#: per figure its name among the extra values, label, digits and the load managers that have it.
+EXTRA_ROWS: dict[str, tuple[tuple[str, str, int, tuple[str, ...]], ...]] = {
     "reconnect": (("reconnect", "publisher's time without a connection during the restart, summed (s; emulated "
-                   "only)", 2),),
-    "rebalance": (("rebalance", *_DEVIATION),),
+                   "only)", 2, _MANAGERS),),
+    "rebalance": (("rebalance", *_DEVIATION), ("rebalance_shedder", *_SHEDDER)),
     "scale_in": (("scale_in", "largest CPU distance from the mean of the brokers that stay, at the end (points, "
-                  f"band ±{REBALANCE_BAND:g}; emulated only)", 1),),
-    "split": (("split_to_target", f"time from the first split to {SPLIT_TARGET} bundles (min; emulated only)", 1),
-              ("split_end", "time from the first split to the last one (min; emulated only)", 1),
-              ("split_bundles", "bundles at the end (emulated only)", 0),
-              ("split_deviation", *_DEVIATION)),
+                  f"band ±{REBALANCE_BAND:g}; emulated only)", 1, _MANAGERS), ("scale_in_shedder", *_SHEDDER)),
+    "split": (("split_to_target", f"time from the first split to {SPLIT_TARGET} bundles (min; emulated only)", 1,
+               _MANAGERS),
+              ("split_end", "time from the first split to the last one (min; emulated only)", 1, _MANAGERS),
+              ("split_bundles", "bundles at the end (emulated only)", 0, _MANAGERS),
+              ("split_deviation", *_DEVIATION), ("split_shedder", *_SHEDDER)),
 }
 
 
@@ -314,23 +365,30 @@ def _extra_rows(key: str, values: Mapping[tuple[str, str], list[float]],
     modular/extensible ratio (a figure no run has, such as the split's time to 128 bundles when the splitting
     stops earlier, shows as 0 seeds reached)."""
     rows = []
-    for name, figure, digits in EXTRA_ROWS[key]:
-        rows += _extra_figure_rows(name, figure, digits, key, values, seeds)
+    for name, figure, digits, managers in EXTRA_ROWS[key]:
+        rows += _extra_figure_rows(name, figure, digits, managers, key, values, seeds)
     return rows
 
 
-def _extra_figure_rows(name: str, figure: str, digits: int, key: str, values: Mapping[tuple[str, str], list[float]],
+def _extra_figure_rows(name: str, figure: str, digits: int, managers: Sequence[str], key: str,
+                       values: Mapping[tuple[str, str], list[float]],
                        seeds: Mapping[tuple[str, str], int]) -> list[list[str]]:
+    """One figure's rows; a load manager outside ``managers`` has no such figure ("—" throughout) and then the
+    figure has no ratio row."""
     rows, means = [], {}
     for lm in ("modular", "extensible"):
+        if lm not in managers:
+            rows.append([figure, lm, "not published", "—", "—", "—", "not a figure of this load manager"])
+            continue
         st = _stats(values.get((name, lm), []))
         means[lm] = st["mean"]
         spread = f"sd {_fmt(st['sd'], digits)}, {_fmt(st['min'], digits)}–{_fmt(st['max'], digits)}" if st["n"] else "—"
         rows.append([figure, lm, "not published", _fmt(st["mean"], digits), spread,
                      f"{st['n']}/{seeds.get((key, lm), 0)}", ""])
-    m, e = means["modular"], means["extensible"]
-    rows.append([figure, "ratio modular / extensible", "—", _fmt(m / e if m is not None and e else None, 2), "—",
-                 "—", ""])
+    if len(means) == 2:
+        m, e = means["modular"], means["extensible"]
+        rows.append([figure, "ratio modular / extensible", "—", _fmt(m / e if m is not None and e else None, 2),
+                     "—", "—", ""])
     return rows
 
 
@@ -372,6 +430,10 @@ def lm_benchmark_tables(runs: Sequence[Any]) -> list[dict[str, Any]]:
                     extra.setdefault((name, lm), []).append(v / per)
         else:
             continue
+        if key in SHEDDER_FIGURES:
+            shedder = _figure(run.summary, key, "shedder", "time_s")
+            if shedder is not None:
+                extra.setdefault((f"{key}_shedder", lm), []).append(shedder / 60.0)
         seeds[(key, lm)] = seeds.get((key, lm), 0) + 1
         if value is not None:
             cells.setdefault((key, lm), []).append(value / 60.0)
@@ -423,6 +485,10 @@ def lm_benchmark_tables(runs: Sequence[Any]) -> list[dict[str, Any]]:
             "that stretch over the brokers that stay, judged on samples taken after the last one stopped (min); "
             "split: first bundle split to the start of that stretch over every broker (min); seeds reached: runs "
             "where the figure exists (a run that never balances has none).",
+            "TransferShedder's loadStd (extensible runs only): from the same start to the first shedding cycle from "
+            "which on the shedder's own standard deviation of the brokers' weightedMaxEMA stays at or below "
+            "loadBalancerBrokerLoadTargetStd (0.25 by default: far wider than the CPU band) to the end of the run "
+            "(scale_in: cycles after the last leaving broker stopped) (min).",
             "docs/load-manager-benchmark.md maps the published set-ups onto the model and says why the figures differ.",
         ],
         "data": data,

@@ -18,6 +18,7 @@ from clusteremu.tools.analysis.pulsar_lm_benchmark import (
     rebalance_figures,
     reconnect_figures,
     scale_in_figures,
+    shedder_balanced_since,
     split_figures,
 )
 from clusteremu.tools.compare import RunSummary
@@ -25,7 +26,7 @@ from clusteremu.tools.compare import RunSummary
 
 def frame(events: list[dict]) -> pd.DataFrame:
     """Rows as a part receives them: ``t``, ``agent``, ``seq``, ``kind`` and the part's columns (None elsewhere)."""
-    cols = ("topic", "unavailable_s", "reason", "cause", "cpu")
+    cols = ("topic", "unavailable_s", "reason", "cause", "cpu", "load_std", "target_std")
     rows = [{"t": e["t"], "agent": e["agent"], "seq": i, "kind": e["kind"], **{c: e.get(c) for c in cols}}
             for i, e in enumerate(events)]
     return pd.DataFrame(rows).sort_values(["t", "agent", "seq"], kind="stable").reset_index(drop=True)
@@ -347,3 +348,78 @@ def test_table_has_the_scale_in_and_split_rows_beside_the_published_ones():
     assert any(k[0].startswith("largest CPU distance from the mean of the brokers that stay") for k in rows)
     # rows of experiments without runs are left out
     assert by_key["reconnect"].figure not in {k[0] for k in rows}
+
+
+# -- TransferShedder's own criterion: loadStd at or below loadBalancerBrokerLoadTargetStd (issue 18 §2) --------
+def shedder_stats(cycles: list[tuple[float, float]], target: float = 0.25) -> list[dict]:
+    """One ``transfer_shedder_stats`` per (t, load_std), written by the channel owner."""
+    return [{"t": t, "agent": "broker-1", "kind": "transfer_shedder_stats", "load_std": std, "target_std": target}
+            for t, std in cycles]
+
+
+def test_shedder_time_is_the_first_cycle_of_the_final_stretch_at_or_below_the_target_std():
+    even = {"broker-1": 35.0, "broker-2": 25.0, "broker-3": 30.0, "broker-4": 30.0}
+    # 60: before the scale-out (100), not counted; 160 above; 220 at; 280 above again; 340 at the target (counts,
+    # "at or below"); 400 below: the final stretch begins at 340
+    cycles = [(60.0, 0.5), (160.0, 0.30), (220.0, 0.20), (280.0, 0.40), (340.0, 0.25), (400.0, 0.10)]
+    f = rebalance_figures(frame(scale_out_events(even) + shedder_stats(cycles)))
+    assert f["shedder"] == {"time_s": pytest.approx(240.0), "balanced": True, "cycles": 5,
+                            "std_end": pytest.approx(0.10), "target_std": 0.25}
+    assert f["time_s"] == pytest.approx(120.0)  # the CPU band's figure is unchanged beside it
+    # the run's own target decides: at 0.4 every cycle from 160 on is at or below it
+    wide = shedder_stats(cycles, target=0.4)
+    assert rebalance_figures(frame(scale_out_events(even) + wide))["shedder"]["time_s"] == pytest.approx(60.0)
+
+
+def test_shedder_figure_without_a_final_stretch_or_without_cycles():
+    even = {"broker-1": 30.0, "broker-2": 30.0, "broker-3": 30.0, "broker-4": 30.0}
+    # the last cycle above the target, and a NaN std (Java's sqrt of a negative) is not at or below it
+    for last in (0.3, float("nan")):
+        f = rebalance_figures(frame(scale_out_events(even) + shedder_stats([(160.0, 0.1), (220.0, last)])))
+        assert f["shedder"]["time_s"] is None and f["shedder"]["balanced"] is False
+    # cycles only before the start: none counts
+    f = rebalance_figures(frame(scale_out_events(even) + shedder_stats([(60.0, 0.1)])))
+    assert f["shedder"] == {"time_s": None, "balanced": False, "cycles": 0, "std_end": None, "target_std": None}
+    # a modular run has no such event: no shedder figure at all
+    assert "shedder" not in rebalance_figures(frame(scale_out_events(even)))
+    assert shedder_balanced_since(frame(scale_out_events(even)), 100.0) is None
+
+
+def test_shedder_figure_of_a_scale_in_counts_cycles_after_the_last_leaver_stopped():
+    final = {"broker-1": 58.0, "broker-2": 52.0}
+    # 103: before broker-4 stopped (105), low but not counted; then 160 and 220 at or below: from 160
+    f = scale_in_figures(frame(scale_in_events(final) + shedder_stats([(103.0, 0.01), (160.0, 0.2), (220.0, 0.1)])))
+    assert f["shedder"]["time_s"] == pytest.approx(60.0) and f["shedder"]["cycles"] == 2
+    # a leaver that never stops: no instant to judge from
+    f = scale_in_figures(frame(scale_in_events(final, broker4_stops=False) + shedder_stats([(160.0, 0.2)])))
+    assert f["shedder"]["time_s"] is None and f["shedder"]["cycles"] == 0
+
+
+def test_shedder_figure_of_a_split_from_the_first_split():
+    f = split_figures(frame(split_events() + shedder_stats([(40.0, 0.5), (110.0, 0.2)])), 1)
+    assert f["shedder"]["time_s"] == pytest.approx(60.0)  # the first split at 50
+
+
+def test_table_shows_the_shedder_figure_for_extensible_runs_only():
+    def with_shedder(figures: dict, key: str, time_s: float | None) -> dict:
+        figures[key]["shedder"] = {"time_s": time_s, "balanced": time_s is not None}
+        return figures
+
+    runs = [summary("lm-bench-scale-out-modular", "modular", scale(None, deviation_end=12.0), 1),
+            summary("lm-bench-scale-out-extensible", "extensible", with_shedder(scale(300.0), "rebalance", 60.0), 1),
+            summary("lm-bench-scale-out-extensible", "extensible", with_shedder(scale(300.0), "rebalance", 180.0), 2),
+            summary("lm-bench-scale-in-modular", "modular", scale_in(60.0, 1.0), 1),
+            summary("lm-bench-scale-in-extensible", "extensible", with_shedder(scale_in(None), "scale_in", None), 1)]
+    (table,) = lm_benchmark_tables(runs)
+    shedder = [r for r in table["rows"] if r[0].startswith("time until TransferShedder's own loadStd")]
+    # under the scale-out rows, then under the scale-in rows; no ratio row (the modular manager has no such figure)
+    assert [r[1:6] for r in shedder] == [
+        ["modular", "not published", "—", "—", "—"],
+        ["extensible", "not published", "2.0", "sd 1.4, 1.0–3.0", "2/2"],
+        ["modular", "not published", "—", "—", "—"],
+        ["extensible", "not published", "—", "—", "0/1"],
+    ]
+    assert shedder[0][6] == "not a figure of this load manager"
+    order = [r[0] for r in table["rows"]]
+    by_key = {p.key: p.figure for p in PUBLISHED}
+    assert order.index(by_key["rebalance"]) < order.index(shedder[0][0]) < order.index(by_key["scale_in"])
