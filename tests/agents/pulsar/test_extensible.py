@@ -1,6 +1,8 @@
-"""The extensible load manager in the cluster model: transfers through the service-unit channel (issue 4, item 6)."""
+"""The extensible load manager in the cluster model: transfers through the service-unit channel (issue 4, item 6),
+and the unload scheduler's ``transfer_shedder_stats`` (issue 18 §2)."""
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 import pytest
@@ -145,6 +147,36 @@ def test_bundles_of_a_killed_leader_are_overridden_to_the_other_brokers(tmp_path
         if e.kind in ("topic_connected", "topic_disconnected"):
             last[e.topic] = e
     assert {e.kind for e in last.values()} == {"topic_connected"} and killed not in {e.broker for e in last.values()}
+
+
+def test_each_cycle_that_computed_the_stats_writes_the_counters_load_avg_and_std(tmp_path):
+    # broker-1 is hot at first, so the shedder acts, then balanced enough that its cycles end in HitCount
+    events = run(tmp_path, scenario({"load_manager": "extensible"}), "x")
+    stats = [e for e in events if e.kind == "transfer_shedder_stats"]
+    cycles = [e for e in events if e.kind == "shedding_cycle"]
+    assert stats and len(stats) <= len(cycles)
+    # What the leader's load-data store held at each cycle: every broker's latest published weightedMaxEMA.
+    checked = 0
+    for s in stats:
+        latest: dict[str, float] = {}
+        for e in events:
+            if e.kind == "broker_load_data" and e.t < s.t - 0.01:  # published, and read by the leader since
+                latest[e.agent] = e.weighted_max_ema / 100.0
+        loads = list(latest.values())
+        avg = sum(loads) / len(loads)
+        std = math.sqrt(max(0.0, sum(x * x for x in loads) / len(loads) - avg * avg))
+        assert (s.load_avg, s.load_std) == pytest.approx((avg, std), abs=1e-9), s
+        assert s.target_std == 0.25  # loadBalancerBrokerLoadTargetStd's default
+        checked += 1
+    assert checked == len(stats)
+    outcomes = {(s.label, s.reason) for s in stats}
+    assert ("Skip", "HitCount") in outcomes and ("Success", "") in outcomes, outcomes
+    # A cycle skipped before the stats (CoolDown after the transfers) writes none; every other cycle one.
+    written = {(s.t, s.agent) for s in stats}
+    before_stats = {"CoolDown", "OutDatedData", "NoBrokers", "NoLoadData"}
+    assert any(c.skipped == "CoolDown" for c in cycles)
+    for c in cycles:
+        assert ((c.t, c.agent) in written) == (c.skipped not in before_stats), c
 
 
 def test_transfers_give_the_same_trace_whatever_the_placement(tmp_path):
