@@ -69,7 +69,9 @@ class SegmentWriter:
         """Write a window's events (any order; sorted here). Each is ``(t, agent, seq, kind, fields)``."""
         if not events:
             return
-        events.sort(key=_canonical)
+        # The canonical order (t, agent, seq) is the tuples' own order: (agent, seq) is unique, so the comparison
+        # never reaches kind or fields, and sorting without a key function spares a key tuple per event.
+        events.sort()
         pack = self._packer.pack
         update = self.digests.update
         chunks = []
@@ -99,7 +101,3 @@ class SegmentWriter:
             self._fh.close()
             self._fh = None
         return WriterSummary(self.writer, self.digests.count, list(self.segments), self.digests.hexdigests())
-
-
-def _canonical(ev: tuple) -> tuple:
-    return (ev[0], ev[1], ev[2])
