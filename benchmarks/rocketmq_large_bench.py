@@ -154,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="override the scenario's workload.cid_lists")
     ap.add_argument("--register-broker", choices=("messages", "lease"), default=None,
                     help="override the scenario's workload.register_broker")
+    ap.add_argument("--persist-offsets", choices=("messages", "lease"), default=None,
+                    help="override the scenario's workload.persist_offsets")
     ap.add_argument("--single-group", nargs=4, type=int, metavar=("BROKERS", "QUEUES", "CONSUMERS", "ADDED"),
                     help="the previous benchmark's shape instead (see above)")
     args = ap.parse_args(argv)
@@ -171,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         scenario = validate_scenario(data, f"{scenario.source} (consumption {args.consumption})")
     for key, value in (("cluster.start", args.start), ("workload.heartbeats", args.heartbeats),
                        ("workload.route_poll", args.route_poll), ("workload.cid_lists", args.cid_lists),
-                       ("workload.register_broker", args.register_broker)):
+                       ("workload.register_broker", args.register_broker),
+                       ("workload.persist_offsets", args.persist_offsets)):
         if value is not None and not args.single_group:
             data = copy.deepcopy(scenario.data)
             section, name = key.split(".")
@@ -217,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         "route_poll": scenario.data["workload"].get("route_poll", "messages"),
         "cid_lists": scenario.data["workload"].get("cid_lists", "messages"),
         "register_broker": scenario.data["workload"].get("register_broker", "messages"),
+        "persist_offsets": scenario.data["workload"].get("persist_offsets", "messages"),
         "setup_s": round(setup_s, 2),
         "wall_s": round(first_wall, 2),
         "events": events,

@@ -14,14 +14,16 @@ them in steady state:
 
 Components:
 
-* :data:`LEASE_BEAT`, :data:`LEASE_NOTICE` (client → server), :data:`LEASE_ACK`, :data:`LEASE_DATA`,
-  :data:`LEASE_LOST` (server → client): the message kinds. The two notices are the kernel's bookkeeping, not an
-  agent's action (:meth:`~.agent.Agent.send_notice`): sent even while the agent is paused or down, delivered
-  after the link's *minimum* latency whatever the network's conditions (:data:`~.network.NOTICE_KINDS`).
+* :data:`LEASE_BEAT`, :data:`LEASE_NOTICE`, :data:`LEASE_STATE` (client → server), :data:`LEASE_ACK`,
+  :data:`LEASE_DATA`, :data:`LEASE_LOST` (server → client): the message kinds. The three notices are the kernel's
+  bookkeeping, not an agent's action (:meth:`~.agent.Agent.send_notice`): sent even while the agent is paused or
+  down, delivered after the link's *minimum* latency whatever the network's conditions
+  (:data:`~.network.NOTICE_KINDS`).
 * :class:`Lease`: the client side, one per (client, key); the forms :data:`KEEPALIVE` and :data:`POLL`; the
   option ``keep_grid`` (a fixed-rate task's grid through pauses).
 * :class:`LeaseTable`: the server side, a table the server agent holds (the kernel's
   :class:`~.metadata_store.MetadataStore` does); :func:`cancel_scope` ends a client's leases of one scope.
+* :func:`publish` and :meth:`LeaseTable.read_at`: keep-alives with content (below).
 
 What stops a lease, and when (``g`` is the first keep-alive time the real client would miss):
 
@@ -59,6 +61,17 @@ target changes, delivers the new data (:data:`LEASE_DATA`) at the client's next 
 names the anchor it was computed on: one that reaches a client whose lease stopped or re-anchored since (its stop
 notice crossed the delivery) is dropped, the real beat that re-anchored it having answered already.
 
+Keep-alives with content. A periodic message whose content is the client's state at its send time (an offset
+persisted every few seconds) is a lease too when the server can compute that content from a description of the
+client's state that changes more rarely than the period: the client publishes the description (:func:`publish`)
+whenever it changes (a :data:`LEASE_STATE` notice, naming the lease's key, even before the lease is declared), and the server
+asks :meth:`LeaseTable.read_at` for the last keep-alive whose content it can know now, with the description in force
+at that keep-alive's time. "Can know" is causal: a keep-alive made at ``s`` would reach the server no sooner than
+``s + L`` (``L`` the link's minimum latency), and every description published up to ``s`` has reached it by then
+(a notice takes exactly ``L``), so ``read_at`` returns the last keep-alive made before ``now - L``. The real
+message would have taken a latency draw ``>= L``: its content is seen up to that draw minus ``L`` earlier
+(milliseconds) than one by one.
+
 Accuracy: the server counts a keep-alive at its send time, on a grid that does not drift; a real client's pings
 drift by their round trip each cycle and count when they arrive. A decision taken on the lease's last contact
 (e.g. ZooKeeper's expiry, checked every tick) therefore differs from the one-by-one model by at most one period
@@ -68,6 +81,7 @@ longer than the timeout plus a period always does.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
@@ -75,16 +89,17 @@ from .agent import Agent
 from .messages import Message
 from .network import NOTICE_KINDS
 
-__all__ = ["KEEPALIVE", "LEASE_ACK", "LEASE_BEAT", "LEASE_DATA", "LEASE_LOST", "LEASE_NOTICE", "POLL", "Lease",
-           "LeaseTable", "cancel_scope"]
+__all__ = ["KEEPALIVE", "LEASE_ACK", "LEASE_BEAT", "LEASE_DATA", "LEASE_LOST", "LEASE_NOTICE", "LEASE_STATE", "POLL",
+           "Lease", "LeaseTable", "cancel_scope", "publish"]
 
 LEASE_BEAT = "lease_beat"
 LEASE_NOTICE = "lease_notice"
 LEASE_ACK = "lease_ack"
 LEASE_DATA = "lease_data"
 LEASE_LOST = "lease_lost"
+LEASE_STATE = "lease_state"
 
-assert {LEASE_NOTICE, LEASE_LOST} <= NOTICE_KINDS  # the network delivers them as notices
+assert {LEASE_NOTICE, LEASE_LOST, LEASE_STATE} <= NOTICE_KINDS  # the network delivers them as notices
 
 #: a lease whose keep-alives are contact (the server answers "when did it last reach me")
 KEEPALIVE = "keepalive"
@@ -132,6 +147,13 @@ def cancel_scope(agent: Agent, scope: str) -> None:
         lease.cancel()
 
 
+def publish(agent: Agent, server: str, key: str, state: Any) -> None:
+    """Tell ``server`` that the keep-alives of ``agent``'s lease ``key`` made from now on carry ``state`` (see
+    "Keep-alives with content" in the module docs; the lease need not be declared yet). ``state`` must be plain
+    data (it crosses worker processes)."""
+    agent.send_notice(server, LEASE_STATE, {"lease": key, "t": agent.now, "state": state})
+
+
 class Lease:
     """The client side of one lease (see the module docstring).
 
@@ -142,17 +164,22 @@ class Lease:
     ``on_reply(body)`` gets the server's answers: :data:`LEASE_ACK` bodies (``{"ok": True}`` or
     ``{"expired": True}``, after which the lease is over) and :data:`LEASE_DATA` bodies (``{"data": ...}``).
     ``keep_grid``: after a pause's re-anchoring beat the keep-alives resume on the original grid, as a
-    fixed-rate task's runs do (default: on a grid anchored on that beat, as a fixed-delay task's do).
+    fixed-rate task's runs do (default: on a grid anchored on that beat, as a fixed-delay task's do);
+    ``origin`` (with ``keep_grid``): that grid's origin, when the declaration is not on it (a fixed-rate task's
+    overdue run after a pause, or a run of another task on its behalf); default: the declaration's time.
     The lease belongs to one run of the client agent (a crash ends it).
     """
 
     def __init__(self, agent: Agent, server: str, key: str, period_s: float, *, form: str = KEEPALIVE,
                  scope: str | None = None, target: str | None = None, field: str | None = None,
-                 on_reply: Callable[[dict[str, Any]], None] | None = None, keep_grid: bool = False) -> None:
+                 on_reply: Callable[[dict[str, Any]], None] | None = None, keep_grid: bool = False,
+                 origin: float | None = None) -> None:
         if not period_s > 0:
             raise ValueError(f"a lease needs a period > 0, got {period_s}")
         if form not in (KEEPALIVE, POLL):
             raise ValueError(f"unknown lease form {form!r}")
+        if origin is not None and not keep_grid:
+            raise ValueError("a lease's grid origin needs keep_grid")
         self.agent = agent
         self.server = server
         self.key = key
@@ -163,6 +190,7 @@ class Lease:
         self.field = field
         self.on_reply = on_reply
         self.keep_grid = keep_grid
+        self._grid_origin = origin
         #: ``new``, ``closed`` (the server computes the keep-alives), ``explicit`` (every keep-alive is a real
         #: beat: a condition on the link, or the server was lost), ``stopped`` (paused), ``ended``
         self.state = "new"
@@ -255,7 +283,7 @@ class Lease:
     def _set_anchor(self, t: float, regrid: bool) -> None:
         self.anchor = t
         if regrid or not self.keep_grid:
-            self.origin = t
+            self.origin = t if self._grid_origin is None or not regrid else min(self._grid_origin, t)
         self._k0 = 1 if self.origin == t else _k_at_or_before(self.origin, self.period_s, t) + 1
 
     def _beat(self, t: float, explicit: bool) -> None:
@@ -403,16 +431,22 @@ class LeaseTable:
     ``scope_alive(scope)`` says whether a lease's scope still exists (a beat in a scope that does not is answered
     ``{"expired": True}``); ``read(target)`` is a :data:`POLL` lease's read; ``on_scope_running(scope, running)``
     is told when a scope gains its first, or loses its last, keep-alive lease in closed form (a session that has
-    one cannot expire, so the server need not check it).
+    one cannot expire, so the server need not check it); ``on_state(client, key, state)`` is told each state a
+    client publishes (:func:`publish`) when it arrives.
     """
 
     def __init__(self, agent: Agent, *, scope_alive: Callable[[str], bool] = lambda _s: True,
                  read: Callable[[str], Any] = lambda _t: None,
-                 on_scope_running: Callable[[str, bool], None] | None = None) -> None:
+                 on_scope_running: Callable[[str, bool], None] | None = None,
+                 on_state: Callable[[str, str, Any], None] | None = None) -> None:
         self.agent = agent
         self.scope_alive = scope_alive
         self.read = read
         self.on_scope_running = on_scope_running
+        self.on_state = on_state
+        #: (client, key) -> the states it published, oldest first: [(time, state)], pruned by read_at
+        self._states: dict[tuple[str, str], list[tuple[float, Any]]] = {}
+        self._lag: dict[str, float] = {}  # client -> the minimum latency of its link to the server
         self.entries: dict[tuple[str, str], _Entry] = {}
         self._by_scope: dict[str, dict[tuple[str, str], None]] = {}
         self._by_target: dict[str, dict[tuple[str, str], None]] = {}
@@ -423,6 +457,7 @@ class LeaseTable:
         self._closed: dict[tuple[str, str], float] = {}
         agent.handle_kind(LEASE_BEAT, self._on_beat)
         agent.handle_kind(LEASE_NOTICE, self._on_notice)
+        agent.handle_kind(LEASE_STATE, self._on_state)
         agent.on_crash(self._on_crash)
 
     # -- what the server asks -------------------------------------------------------------------------------
@@ -438,6 +473,34 @@ class LeaseTable:
 
     def _last(self, e: _Entry) -> float:
         return _last_keepalive(e, self.agent.now)
+
+    def read_at(self, client: str, key: str) -> tuple[float, float, Any] | None:
+        """The last keep-alive of ``client``'s lease ``key`` whose content the server can know now, and what it
+        carries: ``(s, t, state)``, ``s`` its time and ``state`` the one published last at or before ``s`` (at
+        ``t``); None when there is no such keep-alive or no state before it (see "Keep-alives with content").
+        A keep-alive exactly ``L`` before now is not counted yet (its real message would be arriving now)."""
+        e = self.entries.get((client, key))
+        if e is None:
+            return None
+        s = _last_keepalive(e, self.agent.now - self.min_latency(client) - _EPS)
+        states = self._states.get((client, key))
+        if not states or s == -math.inf:
+            return None
+        j = bisect_right(states, s, key=lambda x: x[0]) - 1
+        if j < 0:
+            return None
+        if j:
+            del states[:j]  # older states govern no later keep-alive (the bound only grows)
+        t, state = states[0]
+        return s, t, state
+
+    def min_latency(self, client: str) -> float:
+        """The minimum latency of ``client``'s link to the server (what :meth:`read_at` counts a keep-alive late
+        by)."""
+        if client not in self._lag:
+            net = self.agent.network
+            self._lag[client] = net.latency_for(client, self.agent.name).min_s if net is not None else 0.0
+        return self._lag[client]
 
     def scope_last(self, scope: str) -> float:
         """The last keep-alive of any keep-alive lease in ``scope`` (-inf: none)."""
@@ -554,6 +617,12 @@ class LeaseTable:
             self._set_running(e, False)
         if b["end"]:
             e.ended = True
+
+    def _on_state(self, msg: Message) -> None:
+        b = msg.body
+        self._states.setdefault((msg.src, b["lease"]), []).append((b["t"], b["state"]))
+        if self.on_state is not None:
+            self.on_state(msg.src, b["lease"], b["state"])
 
     def _deliver(self, e: _Entry, anchor: float, t: float) -> None:
         if self.entries.get((e.client, e.key)) is not e or e.pending != t:

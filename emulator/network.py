@@ -21,8 +21,8 @@ DISTRIBUTIONS = ("constant", "uniform", "exponential", "lognormal")
 
 #: Message kinds that are a kernel component's bookkeeping rather than an agent's traffic (``Agent.send_notice``):
 #: delivered after the link's minimum latency, never dropped, delayed or drawn for by a condition (the lease's
-#: stop notice and its "server lost" notice, :mod:`.lease`).
-NOTICE_KINDS: frozenset[str] = frozenset({"lease_notice", "lease_lost"})
+#: stop notice, its "server lost" notice and a client's published state, :mod:`.lease`).
+NOTICE_KINDS: frozenset[str] = frozenset({"lease_notice", "lease_lost", "lease_state"})
 
 
 @dataclass(frozen=True)

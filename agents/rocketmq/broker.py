@@ -27,7 +27,9 @@ Components: :class:`Broker` and the event kinds it writes. The broker's parts, w
   instead of at every use;
 * ``ConsumerOffsetManager``: ``UPDATE_CONSUMER_OFFSET`` (one-way) and each ``PULL`` request's commit offsets
   store, ``QUERY_CONSUMER_OFFSET`` reads (-1 if none) with the queue's max offset and the offset at a timestamp
-  (``computePullFromWhere`` needs them), and the queue's rate and start (a closed-form consumer's supply);
+  (``computePullFromWhere`` needs them), and the queue's rate and start (a closed-form consumer's supply); with
+  ``workload.persist_offsets = "lease"`` the stored offset is the later of the last real commit and the last
+  keep-alive of a persist lease carrying the queue, whose offset the broker computes (:mod:`.persists`);
 * ``RebalanceLockManager``: ``LOCK_BATCH_MQ`` / ``UNLOCK_BATCH_MQ`` with a ``rocketmq.broker.rebalance.lockMaxLiveTime``
   lease (60 s);
 * ``PULL``: a consumer's batched pull answers each queue's max offset (the fluid's "messages available");
@@ -58,7 +60,8 @@ from clusteremu.strategies.rocketmq.topic_route import QueueData, subscribe_queu
 
 from .cid_lists import CID_LIST_CHANGED
 from .config import seconds
-from .names import heartbeat_lease_key, parse_queue_key, queue_key, queue_of
+from .names import heartbeat_lease_key, parse_queue_key, persist_lease_key, queue_key, queue_of
+from .persists import PersistedOffsets
 from .registration import Registration, register_period
 from .running import group_client_ids
 
@@ -172,12 +175,17 @@ class Broker(JvmAgent):
         self._idle_wakeup = None
         #: ``workload.cid_lists = "lease"``: group -> the consumers that read its list here (:mod:`.cid_lists`)
         self._readers: dict[str, dict[str, None]] | None = {} if p["cid_lists"] == "lease" else None
-        #: ``workload.heartbeats = "lease"``: the consumers' periodic heartbeats as leases (:mod:`.heartbeats`)
-        self.leases = LeaseTable(self, scope_alive=self._has_channel) if p["heartbeats"] == "lease" else None
+        #: ``workload.heartbeats = "lease"``: the consumers' periodic heartbeats as leases (:mod:`.heartbeats`);
+        #: ``workload.persist_offsets = "lease"``: their offset persists (:mod:`.persists`)
+        self.leases = LeaseTable(self, scope_alive=self._has_channel) \
+            if "lease" in (p["heartbeats"], p["persist_offsets"]) else None
+        #: the offsets the persist leases carry, and when each queue's last real commit arrived
+        self.persisted = PersistedOffsets(self.leases, self.group_of) if p["persist_offsets"] == "lease" else None
+        self._commit_t: dict[str, float] = {}
         #: a lease in closed form has kept contact within a heartbeat period, shorter than either timeout: no
         #: decision on such a channel needs its exact last keep-alive (the scans skip computing it)
         self._beat_period = seconds(self.cfg, "heartbeatBrokerInterval")
-        self._short_leases = self.leases is not None and self._beat_period < min(
+        self._short_leases = p["heartbeats"] == "lease" and self._beat_period < min(
             seconds(self.cfg, "channelExpiredTimeout"), float(self.cfg["serverChannelMaxIdleTimeSeconds"]))
         for topic, v in self.topics.items():
             self.emit("queues_created", broker=self.name, subscription=topic, group=v["group"], queues=v["queues"],
@@ -232,7 +240,9 @@ class Broker(JvmAgent):
         t = self.now if at is None else at
         return float(self.params["rate_per_queue"]) * max(0.0, t - self.created_at)
 
-    def _committed(self, group: str, key: str) -> float:
+    def _committed(self, group: str, key: str, persisted: tuple[float, float] | None = None) -> float:
+        """The queue's committed offset (POP: its low-water mark); ``persisted``: the persist leases' latest for it
+        (see :meth:`_stored`), when the caller has it already."""
         if self._pop.get(key) is not None:
             st = self._pop[key]
             low = st["next"]
@@ -241,7 +251,19 @@ class Broker(JvmAgent):
             for r in st["inflight"]:
                 low = min(low, r[0])
             return low
-        return self._offsets.get(group, {}).get(key, -1.0)
+        return self._stored(group, key, persisted)
+
+    def _stored(self, group: str, key: str, persisted: tuple[float, float] | None = None) -> float:
+        """``ConsumerOffsetManager.queryOffset``: the offset stored last, by a real commit or, with persist leases,
+        a keep-alive carrying it (whichever reached the broker later; :mod:`.persists`)."""
+        offset = self._offsets.get(group, {}).get(key, -1.0)
+        if self.persisted is None:
+            return offset
+        if persisted is None:
+            persisted = self.persisted.latest(key)
+        if persisted is not None and persisted[0] > self._commit_t.get(key, -math.inf):
+            return persisted[1]
+        return offset
 
     def _stats(self) -> Generator:
         step = float(self.params["stats_interval_s"])
@@ -249,9 +271,10 @@ class Broker(JvmAgent):
         while True:
             yield self.env.timeout(t - self.now)
             top = self.max_offset()
+            persisted = self.persisted.latest_all() if self.persisted is not None else {}
             for key in self.keys:
                 group = self.group_of[key]
-                c = self._committed(group, key)
+                c = self._committed(group, key, persisted.get(key))
                 self.emit("queue_stats", group=group, queue=key, max_offset=top, committed=c,
                           lag=(top - c) if c >= 0 else -1.0)
             t += step
@@ -330,12 +353,17 @@ class Broker(JvmAgent):
 
     def _heard(self, cid: str, ch: dict[str, Any], field: str) -> float:
         """The channel's last heartbeat (``field`` "last") or last traffic ("io"): with heartbeat leases, the later
-        of the last real message and the lease's last keep-alive."""
+        of the last real message and the lease's last keep-alive; with persist leases, traffic is also their last
+        keep-alive (a persist is a request on the channel)."""
         t = ch[field]
         if self.leases is not None:
             kept = self.leases.last(ch["consumer"], heartbeat_lease_key(cid, self.name))
             if kept is not None and kept > t:
-                return kept
+                t = kept
+            if field == "io" and self.persisted is not None:  # a persist is traffic on the channel too
+                kept = self.leases.last(ch["consumer"], persist_lease_key(cid, self.name))
+                if kept is not None and kept > t:
+                    t = kept
         return t
 
     def _kept(self, cid: str) -> bool:
@@ -462,7 +490,7 @@ class Broker(JvmAgent):
             self.reply(msg, {"ok": False})
             return
         ts = body.get("timestamp")
-        self.reply(msg, {"ok": True, "offset": self._offsets.get(body["group"], {}).get(key, -1.0),
+        self.reply(msg, {"ok": True, "offset": self._stored(body["group"], key),
                          "max_offset": self.max_offset(), "min_offset": 0.0,
                          "timestamp_offset": self.max_offset(ts) if ts is not None else -1.0,
                          # the producers' rate and the queue's start: what a consumer's closed form needs
@@ -475,9 +503,12 @@ class Broker(JvmAgent):
         """``ConsumerOffsetManager.commitOffset`` of each [queue, offset] (queues of other brokers ignored)."""
         table = self._offsets.setdefault(group, {})
         ours, traced = self.group_of, self.params["trace_commits"]
+        times = self._commit_t if self.persisted is not None else None
         for key, offset in offsets:
             if key not in ours:
                 continue
+            if times is not None:
+                times[key] = self.now
             prev = table.get(key, -1.0)
             if offset != prev:
                 table[key] = offset

@@ -9,7 +9,9 @@ Components: :class:`Consumer` and the event kinds it writes. Its parts, with the
   ``cleanOfflineBroker`` + ``sendHeartbeatToAllBrokerWithLock`` (after 1 s, every ``heartbeatBrokerInterval``;
   a synchronous call per broker of the cached route, or with ``workload.heartbeats = "lease"`` a kernel lease per
   broker after the first call: :mod:`.heartbeats`), ``persistAllConsumerOffset`` (after 10 s, every
-  ``persistConsumerOffsetInterval``; one-way);
+  ``persistConsumerOffsetInterval``; one-way; with ``workload.persist_offsets = "lease"`` a kernel lease per broker
+  whose keep-alives carry the offsets, the brokers computing them from the closed form the consumer publishes:
+  :mod:`.persists`);
 * ``RebalanceService``: waits ``rocketmq.client.rebalance.waitInterval`` or until woken (wake-ups are not lost),
   then rebalances; the 5.x loop retries after ``rocketmq.client.rebalance.minInterval`` while unbalanced;
   woken at start and by ``NOTIFY_CONSUMER_IDS_CHANGED``;
@@ -58,6 +60,7 @@ from clusteremu.strategies.rocketmq import AllocationArgumentError
 from .cid_lists import CID_LIST_CHANGED, CidLists
 from .config import seconds
 from .fluid import ClosedFormConsumption
+from .persists import OffsetPersists
 from .heartbeats import Heartbeats
 from .names import client_id, consumer_index, parse_queue_key, queue_of
 from .rebalance import allocate_view, make_strategy, share, sorted_cids, sorted_route
@@ -213,6 +216,8 @@ class Consumer(JvmAgent):
         #: ``workload.consumption = "closed_form"``: the held PULL queues' offsets as functions of time
         self.fluid = ClosedFormConsumption(self._capacity(), self.now) \
             if p["consumption"] == "closed_form" else None
+        #: ``persistAllConsumerOffset``: one-way messages, or leases (``workload.persist_offsets = "lease"``)
+        self.persists = OffsetPersists(self, lease=p["persist_offsets"] == "lease")
         self.spawn(self._boot())
 
     def _boot(self) -> Generator:
@@ -241,7 +246,8 @@ class Consumer(JvmAgent):
         self.route_poll.task = ex.schedule_periodic(mode, self.route_poll.periodic, first(0.01, poll), poll,
                                                     name="updateTopicRouteInfoFromNameServer")
         ex.schedule_periodic(mode, self.heartbeats.periodic, first(1.0, beat), beat, name="sendHeartbeatToAllBroker")
-        ex.schedule_periodic(mode, self._persist_all, first(10.0, persist), persist, name="persistAllConsumerOffset")
+        self.persists.task = ex.schedule_periodic(mode, self.persists.periodic, first(10.0, persist), persist,
+                                                  name="persistAllConsumerOffset")
         if self.orderly:
             lock = seconds(self.cfg, "rocketmq.client.rebalance.lockInterval")
             self.executor("ConsumeMessageScheduledThread").schedule_periodic(
@@ -284,6 +290,7 @@ class Consumer(JvmAgent):
             self._take(key, 0.0, "committed", "PULL")
             if self.fluid is not None:
                 self.fluid.add(key, self.pqs[key], rate, 0.0, self.now)
+        self.persists.changed()
         self.heartbeats.registered.update(brokers)
         self.cid_lists.seed(brokers, cids, len(cids))
         self.emit("rebalance_result", cid=self.cid, trigger="running", rebalance="client", cid_source=source,
@@ -349,11 +356,17 @@ class Consumer(JvmAgent):
         super().stop_the_world(duration, cause)
         if starts:
             fluid = self.fluid
-            self.gate.on_open(lambda: fluid.resume(self.env.now))
+
+            def resume() -> None:
+                fluid.resume(self.env.now)
+                self.persists.changed(queues=False)
+
+            self.gate.on_open(resume)
 
     def _slow(self, factor: float) -> None:
         if self.fluid is not None and self.alive:
             self.fluid.set_capacity(float(self.params["capacity"]) * float(factor), self.now)
+            self.persists.changed(queues=False)
         self.factor = float(factor)
         if self.alive:
             self.emit("slow_consumer", cid=self.cid, factor=self.factor,
@@ -513,6 +526,8 @@ class Consumer(JvmAgent):
             if key not in wanted or self.pqs[key].mode != mode:
                 self._drop(key, "rebalance")
                 removed.append(key)
+        if removed:
+            self.persists.changed()
         added, failed = [], []
         for key in allocated:
             if key in self.pqs:
@@ -533,6 +548,7 @@ class Consumer(JvmAgent):
             self._take(key, offset, source, mode)
             if self.fluid is not None:
                 self.fluid.add(key, self.pqs[key], supply[0], supply[1], self.now)
+                self.persists.changed()
             added.append(key)
         return added, removed, failed
 
@@ -705,8 +721,12 @@ class Consumer(JvmAgent):
         self._emit_progress(pq, reason)
 
     def _emit_progress(self, pq: _ProcessQueue, reason: str) -> None:
-        ranges = sorted(pq.ranges)
-        consumed = sum(b - a for a, b in ranges)
+        ranges = pq.ranges  # given away below: sorted in place
+        if len(ranges) > 1:
+            ranges.sort()
+        consumed = 0  # as sum() would: an int when nothing was consumed (the trace's encoding)
+        for a, b in ranges:
+            consumed += b - a
         pop = pq.mode == "POP"
         self.emit("consume_progress", queue=pq.key, cid=self.cid, mode=pq.mode, ranges=ranges, consumed=consumed,
                   offset=-1.0 if pop else pq.offset, max_offset=-1.0 if pop else pq.max,

@@ -3,7 +3,9 @@ virtual time, evaluated only when something reads it or changes it, instead of a
 ``consume_tick_s`` (``workload.consumption = "closed_form"``).
 
 Components: :class:`ClosedFormConsumption` (the held queues' supply and the consumer's capacity; :meth:`settle`
-brings every offset to a time) and :class:`Held` (what it reads and writes of a held queue).
+brings every offset to a time; :meth:`~ClosedFormConsumption.snapshot` and :meth:`~ClosedFormConsumption.restore`
+carry it to another agent, a broker computing the offsets a persist would carry: :mod:`.persists`) and
+:class:`Held` (what it reads and writes of a held queue).
 
 The fluid is the pull model's in the limit of a zero step: a queue's broker appends ``rate`` messages a second
 from its start (its max offset is ``rate × (t - since)``); the consumer consumes up to its capacity, shared equally
@@ -124,6 +126,30 @@ class ClosedFormConsumption:
         """Bring every held queue's offset (and the ranges it consumed) to ``now``."""
         self._advance(now)
         self._read_all(self._queues.values(), now)
+
+    # -- another agent's copy ------------------------------------------------------------------------------
+    def snapshot(self, now: float) -> dict:
+        """Everything the offsets' future depends on, as plain data: the offsets settled at ``now``, each queue's
+        supply, the capacity and whether a pause holds (see :meth:`restore`)."""
+        self.settle(now)
+        return {"t": now, "capacity": self.capacity, "rate": self.rate, "paused": self.paused,
+                "queues": [[k, e.since, e.pq.offset] for k, e in self._queues.items()]}
+
+    @classmethod
+    def restore(cls, state: dict, pqs: dict[str, Held]) -> "ClosedFormConsumption":
+        """The consumption of a :meth:`snapshot`, its queues read and written through ``pqs`` (their offsets set
+        to the snapshot's): from the snapshot's time on, it computes what the original does until its next change
+        (up to float rounding)."""
+        t = float(state["t"])
+        f = cls(state["capacity"], t)
+        f.rate = state["rate"]
+        f.paused = bool(state["paused"])
+        for key, since, offset in state["queues"]:
+            pq = pqs[key]
+            pq.offset = pq.max = float(offset)
+            f._queues[key] = _Entry(pq, float(since))
+        f._rebuild(t, read=[])
+        return f
 
     # -- the closed form ---------------------------------------------------------------------------------
     def _regime_changed(self) -> bool:

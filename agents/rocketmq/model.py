@@ -27,7 +27,7 @@ from typing import Any
 
 from clusteremu.agents.common.jvm import gc_table
 from clusteremu.emulator import faults as kernel_faults
-from clusteremu.emulator.executor import MODES
+from clusteremu.emulator.executor import FIXED_RATE, MODES
 from clusteremu.emulator.models import AgentSpec
 from clusteremu.emulator.network import Condition
 from clusteremu.scenarios.schema import Field, Table
@@ -53,6 +53,9 @@ CID_LISTS = ("messages", "lease")
 #: ``workload.register_broker``: every periodic REGISTER_BROKER a message, or the periodic ones as a kernel lease
 #: (:mod:`.registration`)
 REGISTER_BROKERS = ("messages", "lease")
+#: ``workload.persist_offsets``: every periodic UPDATE_CONSUMER_OFFSET a message, or the periodic ones as kernel
+#: leases whose keep-alives carry the closed form's offsets (:mod:`.persists`)
+PERSIST_OFFSETS = ("messages", "lease")
 
 #: strategies the model can build from a scenario (ByConfig and ByMachineRoom need per-client lists)
 MODEL_STRATEGIES = ("AllocateMessageQueueAveragely", "AllocateMessageQueueAveragelyByCircle",
@@ -139,6 +142,15 @@ SECTIONS = {
                                          "scanNotActiveBroker; the start's registration and one the name server "
                                          "would take as a first (it removed or forgot the broker) stay messages "
                                          "(agents/rocketmq/registration.py)"),
+            "persist_offsets": Field("str", default="messages", choices=PERSIST_OFFSETS,
+                                     doc="messages: every persistConsumerOffsetInterval run an "
+                                         "UPDATE_CONSUMER_OFFSET per broker; lease: the run after a broker gets "
+                                         "queues declares a kernel lease with it whose keep-alives carry the "
+                                         "offsets, each broker computing them from the closed form the consumer "
+                                         "publishes at every change of its consumption; drops and shutdowns still "
+                                         "persist by message (agents/rocketmq/persists.py; needs workload."
+                                         "consumption = \"closed_form\", workload.trace_commits = false and "
+                                         "fixed_rate timers)"),
             "trace_commits": Field("bool", default=True,
                                    doc="write offset_committed at every change of a stored offset (false: the "
                                        "committed offsets are seen in queue_stats only; for large runs)"),
@@ -244,6 +256,23 @@ def _register_broker_problems(data: dict[str, Any]) -> list[tuple[str, str]]:
             and any(fnmatch.fnmatchcase(NAMESRV, g) for g in f.get("agents", ()))]
 
 
+def _persist_offsets_problems(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """Where ``workload.persist_offsets = "lease"`` has nothing to compute the offsets from (the pull model), no
+    commit event to write per keep-alive (``trace_commits``), or no fixed grid (``fixed_delay``: a run delayed
+    behind another task of the thread moves every later run)."""
+    key, work = "workload.persist_offsets", data["workload"]
+    problems = []
+    if work["consumption"] != "closed_form":
+        problems.append((key, "lease needs workload.consumption = \"closed_form\" (the brokers compute the "
+                              "offsets from it)"))
+    if work["trace_commits"]:
+        problems.append((key, "lease writes no offset_committed per keep-alive: set workload.trace_commits = "
+                              "false"))
+    if data["cluster"]["timer_mode"] != FIXED_RATE:
+        problems.append((key, "lease keeps scheduleAtFixedRate's grid: cluster.timer_mode must be fixed_rate"))
+    return problems
+
+
 def _running_problems(data: dict[str, Any], cfg: dict[str, Any]) -> list[tuple[str, str]]:
     """Where ``cluster.start = "running"`` has no settled state to start from: it sets up client-side
     allocations of CLUSTERING concurrently consumers (orderly ones would hold broker locks, POP and broker-side
@@ -290,6 +319,8 @@ class RocketMQModel:
             problems += _cid_lists_problems(data, cfg)
         if data["workload"]["register_broker"] == "lease":
             problems += _register_broker_problems(data)
+        if data["workload"]["persist_offsets"] == "lease":
+            problems += _persist_offsets_problems(data)
         return problems
 
     def agents(self, data: dict[str, Any]) -> list[AgentSpec]:
@@ -309,7 +340,8 @@ class RocketMQModel:
         assignment = not cfg["clientRebalance"]
         common = {"config": cfg, "gc": cluster["gc"], "timer_mode": cluster["timer_mode"], "namesrv": NAMESRV,
                   "heartbeats": work["heartbeats"], "route_poll": work["route_poll"],
-                  "cid_lists": work["cid_lists"], "register_broker": work["register_broker"]}
+                  "cid_lists": work["cid_lists"], "register_broker": work["register_broker"],
+                  "persist_offsets": work["persist_offsets"]}
         groups = group_layout(work, len(brokers))
         running = None
         if cluster["start"] == RUNNING:

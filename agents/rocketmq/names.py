@@ -11,7 +11,8 @@ Components:
 * :func:`client_ip` / :func:`client_id`: RocketMQ's ``clientId``, ``<ip>@<instanceName>``, where the default
   instance name becomes the process id (``changeInstanceNameToPID``), so that a restarted consumer has a new id;
 * :func:`heartbeat_lease_key`: the name of a client's heartbeat lease with one broker
-  (``workload.heartbeats = "lease"``), which the broker reads back to know the channel's last heartbeat.
+  (``workload.heartbeats = "lease"``), which the broker reads back to know the channel's last heartbeat;
+  :func:`persist_lease_key`: that of its offset persists to one broker (``workload.persist_offsets = "lease"``).
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ import re
 from clusteremu.strategies.rocketmq import MessageQueue
 
 __all__ = ["BROKER_NAME", "CONSUMER_NAME", "NAMESRV", "broker_name", "broker_names", "client_id", "client_ip",
-           "consumer_index", "consumer_names", "heartbeat_lease_key", "parse_queue_key", "queue_key", "queue_of"]
+           "consumer_index", "consumer_names", "heartbeat_lease_key", "parse_queue_key", "persist_lease_key", "queue_key",
+           "queue_of"]
 
 NAMESRV = "namesrv"
 BROKER_NAME = re.compile(r"broker-[a-z]+")
@@ -80,3 +82,9 @@ def heartbeat_lease_key(cid: str, broker: str) -> str:
     """The heartbeat lease of client ``cid`` with ``broker``: one per channel (a restarted client, a new id, has a
     new lease, so it never keeps its former channel alive)."""
     return f"HEARTBEAT {cid} {broker}"
+
+
+def persist_lease_key(cid: str, broker: str) -> str:
+    """The lease of client ``cid``'s offset persists to ``broker`` (one per client id and broker, as its
+    heartbeat lease)."""
+    return f"PERSIST {cid} {broker}"

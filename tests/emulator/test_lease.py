@@ -12,7 +12,7 @@ import simpy
 
 from clusteremu.emulator.agent import Agent, AgentContext
 from clusteremu.emulator.election import MetadataSession, StoreProtocol
-from clusteremu.emulator.lease import KEEPALIVE, LEASE_BEAT, POLL, Lease, LeaseTable
+from clusteremu.emulator.lease import KEEPALIVE, LEASE_BEAT, POLL, Lease, LeaseTable, publish
 from clusteremu.emulator.metadata_store import MetadataStore
 from clusteremu.emulator.network import Condition, Latency, NetworkModel
 
@@ -364,6 +364,7 @@ class GridClient(Agent):
             return
         self.task.cancel()
         self.lease = Lease(self, "server", "k", GRID, form=p["form"], target="x", keep_grid=p["keep_grid"],
+                           origin=self.task.start if p.get("origin") else None,
                            on_reply=lambda body: self.seen.append((self.now, body.get("data")))).start()
 
     def on_message(self, msg):
@@ -371,13 +372,13 @@ class GridClient(Agent):
             self.seen.append((self.now, msg.body["data"]))
 
 
-def grid_run(pauses, conditions=(), form=KEEPALIVE, keep_grid=True, writes=(), until=120.0) -> Net:
+def grid_run(pauses, conditions=(), form=KEEPALIVE, keep_grid=True, writes=(), until=120.0, origin=False) -> Net:
     """``timer`` (real runs) and ``lease`` under the same ``pauses`` ((start, length), ...) and ``conditions``."""
     conds = [Condition(c.kind, c.start, c.end, ("timer", "lease"), ("server",), probability=c.probability,
                        extra_s=c.extra_s) for c in conditions]
     n = Net({"server": (GridServer, {}),
              "timer": (GridClient, {"lease": False, "form": form}),
-             "lease": (GridClient, {"lease": True, "form": form, "keep_grid": keep_grid})}, conds)
+             "lease": (GridClient, {"lease": True, "form": form, "keep_grid": keep_grid, "origin": origin})}, conds)
     for start, length in pauses:
         for name in ("timer", "lease"):
             n.env.timeout(start).callbacks.append(lambda _e, a=n.agents[name], d=length: a.stop_the_world(d))
@@ -446,3 +447,43 @@ def test_a_keep_grid_poll_lease_delivers_at_the_runs_a_fixed_rate_reader_would_m
     assert 47.5 <= timer[1][0] < 47.52 and timer[2][0] == pytest.approx(61.3, abs=0.02)
     default = changes(grid_run(pauses, form=POLL, writes=writes, keep_grid=False).agents["lease"].seen)
     assert default[2][0] == pytest.approx(57.5, abs=0.02)  # re-anchored: a period after the pause's end
+
+
+def test_a_lease_declared_by_an_overdue_run_keeps_the_grid_it_is_given():
+    # a pause holds the first run (due at 1.3 s) until 4.5 s: the declaration is off the task's grid, whose origin
+    # the lease is given; without it the keep-alives would follow the declaration (4.5 + k·10 s)
+    pauses = [(1.0, 3.5), (40.0, 3.5)]
+    n = grid_run(pauses, origin=True)
+    assert n.agents["lease"].runs[0] == pytest.approx(4.5)
+    assert len(n.checks) > 400 and grid_mismatches(n) == []
+    assert grid_mismatches(grid_run(pauses)) != []
+    with pytest.raises(ValueError, match="keep_grid"):
+        Lease(n.agents["lease"], "server", "k2", GRID, origin=0.0)
+
+
+class Publisher(Agent):
+    """Declares a keep-alive lease every 2 s from 1 s and publishes its state at the times of its param."""
+
+    def on_start(self):
+        self.executor("t").schedule(lambda: Lease(self, "server", "k", 2.0).start(), 1.0)
+        for t, state in self.params["states"]:
+            self.executor("t").schedule(lambda state=state: publish(self, "server", "k", state), t)
+
+
+def test_a_keep_alive_carries_the_state_published_last_before_it_once_its_message_could_have_arrived():
+    # latency 2-4 ms: a keep-alive made at s counts from s + 2 ms; a state published at t has arrived by t + 2 ms
+    n = Net({"server": (GridServer, {}), "client": (Publisher, {"states": [(0.5, "a"), (6.5, "b"), (6.9, "c")]})})
+    table = n.agents["server"].leases
+    reads = {}
+    for t in (0.9, 5.5, 7.0015, 7.0025, 9.1, 9.2):
+        n.env.timeout(t).callbacks.append(lambda _e, t=t: reads.__setitem__(t, table.read_at("client", "k")))
+    n.run(10.0)
+    assert reads[0.9] is None  # no lease yet
+    assert reads[5.5] == (5.0, 0.5, "a")
+    assert reads[7.0015] == (5.0, 0.5, "a")  # the keep-alive of 7 s could not have arrived yet
+    assert reads[7.0025] == (7.0, 6.9, "c")  # the last state published before it
+    assert reads[9.1] == reads[9.2] == (9.0, 6.9, "c")
+    assert table.min_latency("client") == pytest.approx(0.002)
+    assert table.read_at("client", "other") is None
+    # the kernel sent the states as notices, after the link's minimum latency whatever its conditions
+    assert [m.deliver_t - m.sent_t for m in n.sent if m.kind == "lease_state"] == pytest.approx([0.002] * 3)
