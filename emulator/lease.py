@@ -64,9 +64,9 @@ notice crossed the delivery) is dropped, the real beat that re-anchored it havin
 Keep-alives with content. A periodic message whose content is the client's state at its send time (an offset
 persisted every few seconds) is a lease too when the server can compute that content from a description of the
 client's state that changes more rarely than the period: the client publishes the description (:func:`publish`)
-whenever it changes (a :data:`LEASE_STATE` notice, naming the lease's key, even before the lease is declared), and the server
-asks :meth:`LeaseTable.read_at` for the last keep-alive whose content it can know now, with the description in force
-at that keep-alive's time. "Can know" is causal: a keep-alive made at ``s`` would reach the server no sooner than
+whenever it changes (a :data:`LEASE_STATE` notice, naming the lease's key, even before the lease is declared),
+and the server asks :meth:`LeaseTable.read_at` for the last keep-alive whose content it can know now, with the
+description in force at that keep-alive's time. "Can know" is causal: a keep-alive made at ``s`` would reach the server no sooner than
 ``s + L`` (``L`` the link's minimum latency), and every description published up to ``s`` has reached it by then
 (a notice takes exactly ``L``), so ``read_at`` returns the last keep-alive made before ``now - L``. The real
 message would have taken a latency draw ``>= L``: its content is seen up to that draw minus ``L`` earlier

@@ -60,9 +60,9 @@ from clusteremu.strategies.rocketmq import AllocationArgumentError
 from .cid_lists import CID_LIST_CHANGED, CidLists
 from .config import seconds
 from .fluid import ClosedFormConsumption
-from .persists import OffsetPersists
 from .heartbeats import Heartbeats
 from .names import client_id, consumer_index, parse_queue_key, queue_of
+from .persists import OffsetPersists
 from .rebalance import allocate_view, make_strategy, share, sorted_cids, sorted_route
 from .route_poll import RoutePoll
 from .running import PID_KEY, group_client_ids

@@ -21,8 +21,8 @@ import re
 from clusteremu.strategies.rocketmq import MessageQueue
 
 __all__ = ["BROKER_NAME", "CONSUMER_NAME", "NAMESRV", "broker_name", "broker_names", "client_id", "client_ip",
-           "consumer_index", "consumer_names", "heartbeat_lease_key", "parse_queue_key", "persist_lease_key", "queue_key",
-           "queue_of"]
+           "consumer_index", "consumer_names", "heartbeat_lease_key", "parse_queue_key", "persist_lease_key",
+           "queue_key", "queue_of"]
 
 NAMESRV = "namesrv"
 BROKER_NAME = re.compile(r"broker-[a-z]+")
