@@ -353,13 +353,14 @@ class Consumer(JvmAgent):
         starts = self.fluid is not None and self.alive and duration > 0 and self.gate.is_open
         if starts:
             self.fluid.pause(self.now)
+            paused_at, caught_up = self.now, self.fluid.caught_up()
         super().stop_the_world(duration, cause)
         if starts:
             fluid = self.fluid
 
             def resume() -> None:
                 fluid.resume(self.env.now)
-                self.persists.changed(queues=False)
+                self.persists.resumed(paused_at, caught_up)
 
             self.gate.on_open(resume)
 

@@ -25,6 +25,7 @@ drained since the regime began; a queue's backlog empties when ``_D`` reaches it
 from __future__ import annotations
 
 import heapq
+import math
 from typing import Iterable, Protocol
 
 __all__ = ["ClosedFormConsumption", "Held"]
@@ -126,6 +127,23 @@ class ClosedFormConsumption:
         """Bring every held queue's offset (and the ranges it consumed) to ``now``."""
         self._advance(now)
         self._read_all(self._queues.values(), now)
+
+    def caught_up(self) -> bool:
+        """Whether every held queue sat at its max offset at the last reading or change (a pause's start
+        included): capacity to spare and no backlog."""
+        return not self._short and self._backlogged == 0
+
+    def caught_up_again(self, paused_s: float) -> float:
+        """After a pause of ``paused_s`` that began with every queue caught up and ended now (:meth:`resume`), when
+        every queue is caught up again if nothing changes: each has ``rate × paused_s`` to drain, all at the same
+        speed (``inf``: never, without spare capacity)."""
+        n = len(self._queues)
+        if n == 0 or paused_s <= 0:
+            return self.t
+        speed = self.capacity / n - self.rate
+        if self._short or speed <= 0:
+            return math.inf
+        return self.t + self.rate * paused_s / speed
 
     # -- another agent's copy ------------------------------------------------------------------------------
     def snapshot(self, now: float) -> dict:

@@ -150,3 +150,43 @@ def test_persist_leases_are_refused_where_the_brokers_could_not_compute_the_offs
         emulate(data, **LEASES, **override)
     with pytest.raises(InputError, match=r"workload\.persist_offsets"):
         emulate(data, **{"workload.persist_offsets": "sometimes"})
+
+
+def test_a_pause_that_ends_with_no_persist_before_the_queues_catch_up_publishes_nothing_and_changes_nothing(emulate):
+    # Young pauses of 400 ms every 20 s on average, nothing else: a consumer with spare capacity catches up a few
+    # hundred milliseconds after each, and a persist falls in that time after some of them. Only those need the
+    # brokers told of the pause; after the others the description published before gives the same offsets.
+    data = copy.deepcopy(SCENARIO)
+    data["faults"] = []
+    data["cluster"]["gc"] = {"young_every_s": 20.0, "young_pause_ms": 400.0}
+    one, lease = (Trace(emulate(data, **keys)) for keys in (MESSAGES, LEASES))
+
+    def committed(trace):
+        return {(e.queue, e.t): e.committed for e in trace.select("queue_stats")}
+    co, cl = committed(one), committed(lease)
+    assert cl.keys() == co.keys() and len(co) > 3000
+    assert all(abs(cl[k] - co[k]) <= RATE * MS for k in co)
+    # Most pauses were not published: the messages the pauses add (descriptions, and the leases stopped by a
+    # pause over a keep-alive) are fewer than the consumers' pauses, each of which would publish to a broker or two.
+    pauses = lease.count("stw_pause", where=lambda e: e.agent.startswith("consumer"))
+    added = emulate(data, **LEASES).manifest["stats"]["messages"] - emulate(
+        data, **LEASES, **{"cluster.gc.young_every_s": 0.0}).manifest["stats"]["messages"]
+    assert pauses > 150 and 0 < added < 0.6 * pauses
+
+
+def test_a_change_published_during_a_pause_is_followed_by_the_pause_end(emulate):
+    # consumer-1's capacity halves (still ample) while a 0.5 s pause holds it: the description published then says
+    # "paused", so the pause's end must be published too, however soon the consumer catches up. Three such pauses
+    # 31.3 s apart fall at three phases of the 5 s persist grid: at most one of them has a persist before the
+    # consumer caught up again (which would publish anyway).
+    data = copy.deepcopy(SCENARIO)
+    data["cluster"]["gc"] = {"young_every_s": 0.0}
+    data["cluster"]["consumer_capacity"] = 10 * CAPACITY
+    data["faults"] = [f for t in (200.0, 231.3, 262.6) for f in (
+        {"kind": "pause", "at": t, "duration_s": 0.5, "agents": ["consumer-1"]},
+        {"kind": "slow_consumer", "at": t + 0.2, "duration_s": 20.0, "factor": 0.5, "agents": ["consumer-1"]})]
+    one, lease = (Trace(emulate(data, until=400.0, **keys)) for keys in (MESSAGES, LEASES))
+    co = {(e.queue, e.t): e.committed for e in one.select("queue_stats")}
+    cl = {(e.queue, e.t): e.committed for e in lease.select("queue_stats")}
+    assert cl.keys() == co.keys() and len(co) > 2000
+    assert all(abs(cl[k] - co[k]) <= RATE * MS for k in co)
