@@ -12,7 +12,9 @@ idle handler). With ``workload.consumption = "closed_form"`` that offset is a fu
 compute too, from a description of the consumer's consumption (its held queues' offsets at one time, their
 supply, its capacity, whether a pause holds: :meth:`~.fluid.ClosedFormConsumption.snapshot`) that changes only
 when the consumption changes: a take, a drop, a capacity change and a stop-the-world pause's end (a pause's start
-needs none: no persist is made while it holds). The consumer publishes the description to each broker it holds
+needs none: no persist is made while it holds; nor does its end when every queue was caught up as it began and
+no persist falls before they are again, since from then on the description published before gives the same
+offsets: :meth:`OffsetPersists.resumed`). The consumer publishes the description to each broker it holds
 queues on at each such change (:func:`~clusteremu.emulator.lease.publish`, a kernel notice after the link's
 minimum latency ``L``); the lease keeps the task's grid (``keep_grid``: the task is ``scheduleAtFixedRate``; a pause
 covering a run stops the lease and the overdue run at its end is a real beat). The broker reads a queue's

@@ -8,7 +8,9 @@ persists as messages and as leases. The argument (``agents/rocketmq/persists.py`
 broker reads is the one-by-one model's, except that a real persist arrives a latency draw after its run and a
 keep-alive counts the link's minimum latency after it: the decisions are the same and their times differ by
 milliseconds (the network's draws of the other messages differ once the persists are left out), and a race
-decided by milliseconds (a take's offset query against the old owner's drop persist) may go the other way."""
+decided by milliseconds (a take's offset query against the old owner's drop persist) may go the other way.
+Two more runs check the pauses whose end is not published (the consumer caught up before any persist): long
+young pauses, and capacity changes published during short pauses."""
 from __future__ import annotations
 
 import copy
@@ -24,7 +26,7 @@ CAPACITY = 1000.0  # a consumer's messages a second
 PERSIST_S = 5.0  # persistConsumerOffsetInterval
 
 # Two groups of three consumers on four brokers, each topic on two of them, consuming in closed form; young
-# collections every 2 min on average (each pause's end is a change the brokers are told of; rarer than
+# collections every 2 min on average (a pause's end may be a change the brokers are told of; rarer than
 # RocketMQ's default, so that the other changes are not hidden by one soon after them).
 SCENARIO = {
     "scenario": {"name": "rocketmq-persists-small", "description": "two small groups through six changes",
