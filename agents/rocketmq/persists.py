@@ -132,7 +132,7 @@ class OffsetPersists:
         they are caught up again. From then on the description published before the pause gives exactly what
         the consumer has (every queue at its max offset, the same expression), so the brokers' reads are the
         same without it (a young pause of 20 ms costs a consumer with spare capacity some 50 ms of catching up,
-        far from the next persist but once in a hundred pauses)."""
+        which a persist, every 5 s, falls in about once in a hundred pauses)."""
         if not self.lease_mode or not self.c.alive:
             return
         if caught_up and self._published < paused_at:
