@@ -452,6 +452,7 @@ class LeaseTable:
         self._by_target: dict[str, dict[tuple[str, str], None]] = {}
         self._field_of: dict[str, _Entry] = {}  # target -> its keep-alive lease with a field (one per target)
         self._running_in: dict[str, int] = {}  # scope -> its keep-alive leases in closed form
+        self._scopes_running = 0  # scopes with at least one
         # (client, key) -> the anchor an end notice closed: a beat of that anchor or older that arrives after
         # the notice (a crash at the very time of a real beat: the notice is faster) is stale
         self._closed: dict[tuple[str, str], float] = {}
@@ -511,6 +512,11 @@ class LeaseTable:
     def scope_running(self, scope: str) -> bool:
         """Whether a keep-alive lease of ``scope`` is in closed form (its contact is at most a period old)."""
         return self._running_in.get(scope, 0) > 0
+
+    @property
+    def scopes_running(self) -> int:
+        """How many scopes have a keep-alive lease in closed form (:meth:`scope_running`)."""
+        return self._scopes_running
 
     def view(self, target: str, data: Any) -> Any:
         """``data`` of ``target`` as a reader sees it now: the ``field`` of the keep-alive lease on ``target``
@@ -646,8 +652,10 @@ class LeaseTable:
             return
         n = self._running_in.get(e.scope, 0) + (1 if running else -1)
         self._running_in[e.scope] = n
-        if self.on_scope_running is not None and n == (1 if running else 0):
-            self.on_scope_running(e.scope, running)
+        if n == (1 if running else 0):
+            self._scopes_running += 1 if running else -1
+            if self.on_scope_running is not None:
+                self.on_scope_running(e.scope, running)
 
     def _remove(self, i: tuple[str, str]) -> None:
         e = self.entries[i]

@@ -375,7 +375,15 @@ class Broker(JvmAgent):
         if self.leases is not None:
             self.leases.end_scope(cid)
 
+    def _all_kept(self) -> bool:
+        """Whether every channel's heartbeat lease is in closed form (:meth:`_kept`): a lease's scope is its
+        channel's client id, accepted only while the channel exists and ended with it, so as many running scopes
+        as channels means all of them."""
+        return self._short_leases and self.leases.scopes_running >= sum(map(len, self._groups.values()))
+
     def _scan_exception_channel(self) -> None:
+        if self._all_kept():
+            return  # no channel can have been silent for channelExpiredTimeout (hundreds a broker, every 10 s)
         timeout = seconds(self.cfg, "channelExpiredTimeout")
         for group in sorted(self._groups):
             channels = self._groups[group]

@@ -487,3 +487,26 @@ def test_a_keep_alive_carries_the_state_published_last_before_it_once_its_messag
     assert table.read_at("client", "other") is None
     # the kernel sent the states as notices, after the link's minimum latency whatever its conditions
     assert [m.deliver_t - m.sent_t for m in n.sent if m.kind == "lease_state"] == pytest.approx([0.002] * 3)
+
+
+class ScopedClient(Agent):
+    """A keep-alive lease every 2 s from 1 s in the scope named by its param."""
+
+    def on_start(self):
+        self.executor("t").schedule(
+            lambda: Lease(self, "server", "k", 2.0, scope=self.params["scope"]).start(), 1.0)
+
+
+def test_the_server_counts_the_scopes_whose_keep_alives_are_in_closed_form():
+    n = Net({"server": (GridServer, {}), "a": (ScopedClient, {"scope": "s1"}), "b": (ScopedClient, {"scope": "s2"}),
+             "c": (ScopedClient, {"scope": "s2"})})
+    table = n.agents["server"].leases
+    counts = {}
+    for t in (0.5, 2.0, 6.0, 8.0, 12.0):
+        n.env.timeout(t).callbacks.append(lambda _e, t=t: counts.__setitem__(t, table.scopes_running))
+    n.env.timeout(4.5).callbacks.append(lambda _e: n.agents["a"].stop_the_world(2.0))  # over its keep-alive at 5
+    n.env.timeout(10.0).callbacks.append(lambda _e: n.agents["b"].crash())  # c keeps s2 in closed form
+    n.env.timeout(11.0).callbacks.append(lambda _e: n.agents["c"].crash())
+    n.run(14.0)
+    assert counts == {0.5: 0, 2.0: 2, 6.0: 1, 8.0: 2, 12.0: 1}
+    assert [table.scope_running(s) for s in ("s1", "s2")] == [True, False]
