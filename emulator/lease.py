@@ -452,7 +452,7 @@ class LeaseTable:
         self._by_target: dict[str, dict[tuple[str, str], None]] = {}
         self._field_of: dict[str, _Entry] = {}  # target -> its keep-alive lease with a field (one per target)
         self._running_in: dict[str, int] = {}  # scope -> its keep-alive leases in closed form
-        self._scopes_running = 0  # scopes with at least one
+        self._scopes_running = 0  # scopes with at least one of them
         # (client, key) -> the anchor an end notice closed: a beat of that anchor or older that arrives after
         # the notice (a crash at the very time of a real beat: the notice is faster) is stale
         self._closed: dict[tuple[str, str], float] = {}
