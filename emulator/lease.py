@@ -495,6 +495,11 @@ class LeaseTable:
         t, state = states[0]
         return s, t, state
 
+    def last_published(self, client: str, key: str) -> float | None:
+        """When ``client`` last published a state for its lease ``key`` (None: never)."""
+        states = self._states.get((client, key))
+        return states[-1][0] if states else None
+
     def min_latency(self, client: str) -> float:
         """The minimum latency of ``client``'s link to the server (what :meth:`read_at` counts a keep-alive late
         by)."""

@@ -46,7 +46,7 @@ from .fluid import ClosedFormConsumption
 from .names import persist_lease_key
 
 if TYPE_CHECKING:
-    from clusteremu.emulator.executor import ScheduledTask
+    from clusteremu.emulator.executor import ScheduledExecutor, ScheduledTask
 
     from .consumer import Consumer
 
@@ -62,8 +62,9 @@ class OffsetPersists:
         self.period = seconds(consumer.cfg, "persistConsumerOffsetInterval")
         #: the periodic task (lease mode: cancelled after its first run, which declares the leases)
         self.task: "ScheduledTask | None" = None
-        #: lease mode: the task's grid origin, and the run armed for a broker without a lease (its time)
+        #: lease mode: the task's grid origin and thread, and the run armed for a broker without a lease (its time)
         self._origin: float | None = None
+        self._thread: "ScheduledExecutor | None" = None
         self._armed: float | None = None
         #: broker -> the persist lease with it
         self.leases: dict[str, Lease] = {}
@@ -84,6 +85,7 @@ class OffsetPersists:
             return
         if self.task is not None:
             self._origin = self.task.start  # the task's grid, which an overdue run (after a pause) is off
+            self._thread = self.task.executor
             self.task.cancel()
             self.task = None
         self._armed = None
@@ -120,10 +122,8 @@ class OffsetPersists:
         if self._origin is not None and self._armed is None and any(
                 b not in self.leases or self.leases[b].state == "ended" for b in held):
             # the periodic task's next run on its grid (a pause delays it to the pause's end, as it would the task)
-            k = math.ceil((c.now - self._origin) / self.period - 1e-9)
-            self._armed = self._origin + k * self.period
-            c.executor("MQClientFactoryScheduledThread").schedule(self.periodic, max(0.0, self._armed - c.now),
-                                                                 name="persistAllConsumerOffset")
+            self._armed = self._next_run(c.now)
+            self._thread.schedule(self.periodic, max(0.0, self._armed - c.now), name="persistAllConsumerOffset")
 
     def resumed(self, paused_at: float, caught_up: bool) -> None:
         """A stop-the-world pause that began at ``paused_at`` ended now (``caught_up``: every queue sat at its max
@@ -149,8 +149,11 @@ class OffsetPersists:
             return True  # the task's first run (or a catch-up that never ends) may fall anywhere
         if self._armed is not None and self._armed <= b:
             return True
-        k = math.ceil((a - self._origin) / self.period - 1e-9)
-        return self._origin + k * self.period <= b
+        return self._next_run(a) <= b
+
+    def _next_run(self, t: float) -> float:
+        """The periodic task's first grid run at or after ``t``."""
+        return self._origin + math.ceil((t - self._origin) / self.period - 1e-9) * self.period
 
     def _brokers(self) -> set[str]:
         return {pq.broker for pq in self.c.pqs.values() if pq.mode == "PULL"}
@@ -203,13 +206,10 @@ class PersistedOffsets:
         self._holders: dict[str, dict[tuple[str, str], None]] = {}
         #: every such lease, and the version of the held queues its descriptions were indexed at
         self._indexed: dict[tuple[str, str], int] = {}
-        #: lease -> the time of the last description it published
-        self._last_t: dict[tuple[str, str], float] = {}
         self._copies: dict[tuple[str, str], _Copy] = {}
 
     def _on_state(self, client: str, key: str, state: Any) -> None:
         lid = (client, key)
-        self._last_t[lid] = state["t"]
         if self._indexed.get(lid) == state["v"]:
             return  # the same queues as its last description's
         self._indexed[lid] = state["v"]
@@ -232,7 +232,7 @@ class PersistedOffsets:
             t, offsets = got
             offset = offsets.get(queue)
             if offset is None:
-                if self._copies[lid].t == self._last_t[lid]:
+                if self._copies[lid].t == self.table.last_published(*lid):
                     del holders[lid]  # its last description, read from now on, does not hold the queue
                 continue
             if best is None or t > best[0] or (t == best[0] and lid > best_lid):

@@ -104,6 +104,17 @@ class RocketMQViews:
         """The consumers holding ``queue`` at ``t`` (a hold that starts at ``t`` counts, one that ends does not)."""
         return sorted(h.consumer for h in self.holdings() if h.queue == queue and h.start <= t < h.end)
 
+    def allocation_at(self, t: float) -> dict[str, list[str]]:
+        """:meth:`holders_at` of every queue at ``t`` in one pass over the holdings: each queue of :meth:`queues`
+        (an empty list when nobody holds it) and any other a consumer holds then (a POP assignment's ``-1``)."""
+        out: dict[str, list[str]] = {q: [] for q in self.queues()}
+        for h in self.holdings():
+            if h.start <= t < h.end:
+                out.setdefault(h.queue, []).append(h.consumer)
+        for holders in out.values():
+            holders.sort()
+        return out
+
     def queues(self) -> dict[str, tuple[float, float]]:
         """Every queue of the run and when it existed: its broker's start to its stop (or the trace's end)."""
         if self._queues is None:

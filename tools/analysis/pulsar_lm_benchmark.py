@@ -79,13 +79,14 @@ SCHEMA_FIELDS: dict[str, tuple[str, ...]] = {
 }
 KINDS = ("topic_connected", "bundle_unloaded", *SCHEMA_FIELDS)
 COLUMNS = ("topic", "unavailable_s", "reason", "cause", "cpu", "load_std", "target_std")
+#: The experiments whose runs have the TransferShedder figure (``shedder``: see the module docstring).
+SHEDDER_FIGURES = ("rebalance", "scale_in", "split")
 #: Figures that speak of the end of the run (the last reconnection, balanced for good): a partial trace cannot say.
 WHOLE_RUN = ("lm_benchmark.reconnect.recovery_s", "lm_benchmark.rebalance.time_s", "lm_benchmark.rebalance.balanced",
              "lm_benchmark.scale_in.time_s", "lm_benchmark.scale_in.balanced", "lm_benchmark.split.time_s",
              "lm_benchmark.split.balanced", "lm_benchmark.split.to_target_s", "lm_benchmark.split.splitting_s",
              "lm_benchmark.split.bundles_end",
-             *(f"lm_benchmark.{key}.shedder.{name}" for key in ("rebalance", "scale_in", "split")
-               for name in ("time_s", "balanced")))
+             *(f"lm_benchmark.{key}.shedder.{name}" for key in SHEDDER_FIGURES for name in ("time_s", "balanced")))
 
 
 @dataclass(frozen=True)
@@ -339,8 +340,7 @@ def _fmt(v: float | None, digits: int = 1) -> str:
 _MANAGERS = ("modular", "extensible")
 _DEVIATION = ("largest CPU distance from the brokers' mean at the end (points, band "
               f"±{REBALANCE_BAND:g}; emulated only)", 1, _MANAGERS)
-#: The experiments whose runs have the TransferShedder figure (``shedder``), and its label in the table.
-SHEDDER_FIGURES = ("rebalance", "scale_in", "split")
+#: Its label in the table (the experiments are :data:`SHEDDER_FIGURES`).
 _SHEDDER = ("time until TransferShedder's own loadStd stays at or below loadBalancerBrokerLoadTargetStd (min; "
             "emulated only)", 1, ("extensible",))
 #: Emulated figures the published page has no row for, shown under the row of their experiment (by its key):

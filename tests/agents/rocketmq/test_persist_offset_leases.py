@@ -49,20 +49,21 @@ SETTLED = (95.0, 145.0, 195.0, 245.0, 325.0, 425.0, 595.0)  # before each next c
 MS = 0.05  # "milliseconds apart": the network's draws differ by at most a few of its 0.5-2 ms latencies
 
 
+def _committed(trace: Trace) -> dict[tuple[str, float], float]:
+    """Every ``queue_stats`` committed offset, by (queue, time)."""
+    return {(e.queue, e.t): e.committed for e in trace.select("queue_stats")}
+
+
 @pytest.fixture
 def runs(emulate):
     return {name: emulate(SCENARIO, **keys) for name, keys in (("messages", MESSAGES), ("lease", LEASES))}
-
-
-def _holders(v: RocketMQViews, t: float) -> dict[str, list[str]]:
-    return {q: v.holders_at(q, t) for q in v.queues()}
 
 
 def test_persist_leases_settle_on_the_same_allocations_and_expire_the_crashed_channels_alike(runs):
     one, lease = Trace(runs["messages"]), Trace(runs["lease"])
     vo, vl = RocketMQViews(one), RocketMQViews(lease)
     for t in SETTLED:
-        assert _holders(vl, t) == _holders(vo, t), t
+        assert vl.allocation_at(t) == vo.allocation_at(t), t
 
     def expiries(trace):
         return {(e.agent, e.consumer, e.cause): e.t for e in trace.select("channel_expired")}
@@ -98,10 +99,7 @@ def test_persist_leases_take_the_same_queues_from_the_same_committed_offsets(run
 
 def test_the_brokers_committed_offsets_are_the_persists_offsets(runs):
     one, lease = Trace(runs["messages"]), Trace(runs["lease"])
-
-    def committed(trace):
-        return {(e.queue, e.t): e.committed for e in trace.select("queue_stats")}
-    co, cl = committed(one), committed(lease)
+    co, cl = _committed(one), _committed(lease)
     assert cl.keys() == co.keys() and len(co) > 4000
     # Before the first change every broker's committed offset is its consumers' last persist, to float rounding:
     # the keep-alives carry exactly what the messages did, evaluated at the same grid times.
@@ -162,10 +160,7 @@ def test_a_pause_that_ends_with_no_persist_before_the_queues_catch_up_publishes_
     data["faults"] = []
     data["cluster"]["gc"] = {"young_every_s": 20.0, "young_pause_ms": 400.0}
     one, lease = (Trace(emulate(data, **keys)) for keys in (MESSAGES, LEASES))
-
-    def committed(trace):
-        return {(e.queue, e.t): e.committed for e in trace.select("queue_stats")}
-    co, cl = committed(one), committed(lease)
+    co, cl = _committed(one), _committed(lease)
     assert cl.keys() == co.keys() and len(co) > 3000
     assert all(abs(cl[k] - co[k]) <= RATE * MS for k in co)
     # Most pauses were not published: the messages the pauses add (descriptions, and the leases stopped by a
@@ -188,7 +183,6 @@ def test_a_change_published_during_a_pause_is_followed_by_the_pause_end(emulate)
         {"kind": "pause", "at": t, "duration_s": 0.5, "agents": ["consumer-1"]},
         {"kind": "slow_consumer", "at": t + 0.2, "duration_s": 20.0, "factor": 0.5, "agents": ["consumer-1"]})]
     one, lease = (Trace(emulate(data, until=400.0, **keys)) for keys in (MESSAGES, LEASES))
-    co = {(e.queue, e.t): e.committed for e in one.select("queue_stats")}
-    cl = {(e.queue, e.t): e.committed for e in lease.select("queue_stats")}
+    co, cl = _committed(one), _committed(lease)
     assert cl.keys() == co.keys() and len(co) > 2000
     assert all(abs(cl[k] - co[k]) <= RATE * MS for k in co)

@@ -23,11 +23,12 @@ def test_client_side_scale_out_overlaps_and_consumes_twice_broker_side_pop_does_
     windows = [w for w in client.overlap_windows() if w[1] >= SCALE_OUT_AT]
     assert windows, "no overlap after the scale-out"
     assert all(len(holders) == 2 for _q, _a, _b, holders in windows)
+    assert all(client.allocation_at((a + b) / 2)[q] == holders for q, a, b, holders in windows[:20])
     assert client.overlap_seconds(within=(SCALE_OUT_AT, None)) > 0
     assert client.duplicates_total() > 0
     # ... and the group settles: at the end every queue has exactly one holder, 2 queues for each of 8 consumers.
     end = client.trace.end
-    holders = {q: client.holders_at(q, end - 1) for q in client.queues()}
+    holders = client.allocation_at(end - 1)
     assert all(len(h) == 1 for h in holders.values()), holders
     per_consumer: dict[str, int] = {}
     for (h,) in holders.values():

@@ -37,16 +37,12 @@ SMALL = {
 }
 
 
-def _holders(v: RocketMQViews, t: float) -> dict[str, list[str]]:
-    return {q: v.holders_at(q, t) for q in v.queues()}
-
-
 def test_a_running_start_holds_the_strategys_allocation_of_one_shared_view_at_t0(emulate):
     run = emulate(SMALL, **RUNNING)
     trace = Trace(run)
     v = RocketMQViews(trace)
     assert len(v.queues()) == 32
-    assert all(len(h) == 1 for h in _holders(v, 0.0).values())
+    assert all(len(h) == 1 for h in v.allocation_at(0.0).values())
     assert v.overlap_seconds(within=(0.0, 100.0)) == 0.0 and v.orphan_seconds(within=(0.0, 100.0)) == 0.0
     # settled: until the scale-out nothing moves, nobody registers or is notified
     for kind in ("queue_taken", "queue_dropped", "consumer_ids_changed_notified", "consumer_registered"):
@@ -81,7 +77,7 @@ def test_after_the_start_a_running_cluster_handles_the_scale_out_and_the_crash_a
     warm = RocketMQViews(warm_trace)
     # the same client ids, so the same settled allocations after each change
     for t in (190.0, 395.0):
-        assert _holders(warm, t) == _holders(cold, t)
+        assert warm.allocation_at(t) == cold.allocation_at(t)
     # the new consumers start cold: they register at their topic's brokers, which notify their groups
     joined = warm_trace.select("consumer_registered", within=(100.0, 200.0))
     assert sorted({e.consumer for e in joined}) == ["consumer-7", "consumer-8"] and len(joined) == 4
