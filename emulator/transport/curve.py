@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections import defaultdict, deque
+from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -59,7 +59,8 @@ class ZapHandler(threading.Thread):
         self._stop_tx = ctx.socket(zmq.PAIR)
         self._stop_tx.connect(wake)
         self._lock = threading.Lock()
-        self._denied: dict[str, deque[str]] = defaultdict(deque)
+        # (host, key id) of the clients denied, oldest first; bounded, as a flood of them must not grow it
+        self._denied: deque[tuple[str, str]] = deque(maxlen=10_000)
 
     def run(self) -> None:
         poller = zmq.Poller()
@@ -92,15 +93,23 @@ class ZapHandler(threading.Thread):
         ok = bool(public) and self._allowed(public)
         if not ok:
             with self._lock:
-                self._denied[address.decode(errors="replace")].append(kid)
+                host = address.decode(errors="replace")
+                # named as PeerName.host names a connection's address: an IPv6 one in brackets
+                self._denied.append((f"[{host}]" if ":" in host else host, kid))
         self._zap.send_multipart([b"1.0", request_id, b"200" if ok else b"400",
                                   b"OK" if ok else b"unknown key", kid.encode() if ok else b"", b""])
 
-    def denied_key(self, host: str) -> str | None:
-        """The key id of the oldest client from ``host`` denied and not yet asked about (None if none)."""
+    def denied(self, host: str | None) -> tuple[str, str] | None:
+        """``(host, key id)`` of the oldest client denied and not yet asked about, from ``host`` if given (the
+        connection's own address), else from any host: ZeroMQ tells the handler the peer's IP during the
+        handshake, so a refused peer whose connection was gone before the monitor could read its address is
+        still named. None if there is none."""
         with self._lock:
-            queue = self._denied.get(host)
-            return queue.popleft() if queue else None
+            for i, entry in enumerate(self._denied):
+                if host is None or entry[0] == host:
+                    del self._denied[i]
+                    return entry
+            return None
 
     def stop(self) -> None:
         """Called from the owner's thread: end the handler (and its monitor) and close its sockets."""

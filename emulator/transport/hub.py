@@ -30,7 +30,7 @@ from ..trace.writer import WriterSummary
 from . import wire
 from .mesh import LoopStats
 from .monitor import ConnectionWatch
-from .refusals import PeerName, Refusals, peer_address
+from .refusals import UNKNOWN_ADDRESS, PeerName, Refusals, peer_address
 
 log = logging.getLogger("clusteremu.hub")
 
@@ -186,7 +186,7 @@ class Hub:
         try:
             fd = frame.get(zmq.SRCFD)
         except zmq.ZMQError:
-            return PeerName("unknown address"), -1
+            return PeerName(UNKNOWN_ADDRESS), -1
         address = self.watch.seen(fd) if self.watch is not None else peer_address(fd)
         try:
             kid = frame.get("User-Id") or None  # set by the ZAP handler to the key id (CurveZMQ only)
@@ -302,7 +302,7 @@ class Hub:
                 # a worker's last frames are read after its close may be seen: say it once it stayed away
                 if not peer.lost_logged and now - peer.lost_at > self.opts.heartbeat_s:
                     peer.lost_logged = True
-                    self.refusals.refuse(peer.name or PeerName("unknown address"), "disconnected",
+                    self.refusals.refuse(peer.name or PeerName(UNKNOWN_ADDRESS), "disconnected",
                                          f"{peer.describe()} closed its connection before it finished")
             silent = now - peer.last_seen
             if silent > self.opts.timeout_s:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Callable
 import zmq
 from zmq.utils.monitor import parse_monitor_message
 
-from .refusals import PeerName, Refusals, closed_peers, peer_address
+from .refusals import UNKNOWN_ADDRESS, PeerName, Refusals, closed_peers, peer_address
 
 if TYPE_CHECKING:
     from .curve import ZapHandler
@@ -109,7 +109,7 @@ class ConnectionWatch:
         is read here (a mechanism mismatch takes microseconds): then the peer is the one closing connection to
         this socket's port not named yet (Linux keeps a closing connection in its table for a while)."""
         address = peer_address(fd)
-        if address != "unknown address":
+        if address != UNKNOWN_ADDRESS:
             if len(self._named) > 10_000:
                 self._named.clear()  # a flood of connections: forget rather than grow
             self._named.add(address)
@@ -136,10 +136,14 @@ class ConnectionWatch:
             return
         if self._failures:
             reason, detail = self._failures.popleft()
-            kid = None
+            address, kid = conn.address, None
             if reason == "unknown_key" and self.zap is not None:
-                kid = self.zap.denied_key(PeerName(conn.address).host) or None
-            self.refusals.refuse(PeerName(conn.address, kid), reason, detail)
+                named = address != UNKNOWN_ADDRESS
+                denied = self.zap.denied(PeerName(address).host if named else None)
+                if denied is not None:
+                    # an unnamed connection still has the IP the handler was given (without the port)
+                    address, kid = (address if named else denied[0]), denied[1] or None
+            self.refusals.refuse(PeerName(address, kid), reason, detail)
         elif self._unclaimed:
             self._unclaimed -= 1  # a completed handshake, then a close before any frame: not a refusal
         elif self.silent_closes:

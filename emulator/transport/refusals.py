@@ -7,6 +7,7 @@ Components:
 * :class:`PeerName` — a peer as logs and errors name it: its address (``ip:port`` for tcp, ``ipc pid N`` for a
   local socket) and, with CurveZMQ, its key id (:func:`~clusteremu.emulator.transport.curve.key_id`); never its
   raw ZeroMQ identity, which a peer chooses itself.
+* :data:`UNKNOWN_ADDRESS` — how a peer whose connection is already gone is named.
 * :func:`peer_address` — the address of the peer on the other end of a connection's file descriptor, and
   :func:`closed_peers` — the peers of connections to a port that are closing (for a connection that ZeroMQ
   closed before its accept could be looked at).
@@ -63,7 +64,7 @@ class PeerName:
 
 
 #: how a peer whose connection is already gone is named
-_UNKNOWN = "unknown address"
+UNKNOWN_ADDRESS = "unknown address"
 
 
 def peer_address(fd: int) -> str:
@@ -72,7 +73,7 @@ def peer_address(fd: int) -> str:
     try:
         s = socket.socket(fileno=os.dup(fd))
     except OSError:
-        return _UNKNOWN
+        return UNKNOWN_ADDRESS
     try:
         if s.family == socket.AF_UNIX:
             pid, _, _ = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
@@ -80,7 +81,7 @@ def peer_address(fd: int) -> str:
         host, port = s.getpeername()[:2]
         return f"[{host}]:{port}" if s.family == socket.AF_INET6 else f"{host}:{port}"
     except OSError:
-        return _UNKNOWN
+        return UNKNOWN_ADDRESS
     finally:
         s.close()
 
@@ -135,7 +136,7 @@ class Refusals:
         with self._lock:
             self._counts[reason] += 1
             key = (peer.host, reason)
-            if peer.address == _UNKNOWN and key not in self._repeats:
+            if peer.address == UNKNOWN_ADDRESS and key not in self._repeats:
                 # a peer whose connection was gone before it could be named is most likely one already named
                 # for this reason (a retrying client): a repeat of that, not a new line saying less
                 key = next((k for k in self._repeats if k[1] == reason), key)

@@ -234,6 +234,44 @@ def test_a_peer_with_no_address_left_is_a_repeat_of_a_named_one_refused_for_the_
         "the coordinator refused 1 more from 127.0.0.1 (bad handshake) without logging each"]
 
 
+def test_a_denied_key_whose_connection_was_gone_before_it_could_be_named_is_named_by_the_zap_request(
+        tmp_path, caplog, monkeypatch):
+    # The race of a loaded machine, made certain: by the time the monitor reads the accept, the descriptor no
+    # longer names the peer and the kernel's table holds no closing entry for it. The ZAP request that denied the
+    # key carried the peer's IP, so the refusal still names the host and the key (without the port).
+    from clusteremu.emulator.transport import monitor as monitor_module
+    from clusteremu.emulator.transport.curve import secure_server
+    from clusteremu.emulator.transport.monitor import ConnectionWatch
+
+    monkeypatch.setattr(monitor_module, "peer_address", lambda fd: "unknown address")
+    monkeypatch.setattr(monitor_module, "closed_peers", lambda port: [])
+    caplog.set_level(logging.WARNING)
+    keys = Keys(tmp_path)
+    ctx = zmq.Context()
+    router = ctx.socket(zmq.ROUTER)
+    router.linger = 0
+    auth = secure_server(ctx, router, str(keys.server_sec), str(keys.allow))
+    ledger = Refusals(logging.getLogger("clusteremu.hub"), "the coordinator")
+    watch = ConnectionWatch(router, ledger, curve=True, zap=auth)
+    port = router.bind_to_random_port("tcp://127.0.0.1")
+    intruder = dealer(ctx, f"tcp://127.0.0.1:{port}", keys.server_pub, keys.intruder_sec)
+    try:
+        deadline = time.monotonic() + PATIENCE_S
+        while not ledger.counts() and time.monotonic() < deadline:
+            watch.pump()
+            time.sleep(0.02)
+        assert ledger.counts() == {"unknown_key": 1}
+        kid = key_id(zmq.auth.load_certificate(str(keys.intruder_pub))[0])
+        assert [r.getMessage() for r in caplog.records] == [
+            f"the coordinator refused 127.0.0.1 key {kid}: unknown key (not in the allow-list)"]
+    finally:
+        intruder.close()
+        auth.stop()
+        watch.close()
+        router.close()
+        ctx.term()
+
+
 def test_the_key_id_is_the_start_of_the_sha256_of_the_z85_key_and_keygen_prints_it(tmp_path, capsys):
     import hashlib
 
@@ -264,7 +302,7 @@ def test_a_worker_inbox_refuses_a_peer_without_the_run_key_naming_its_address_an
             time.sleep(0.02)
         assert ledger.counts() == {"unknown_key": 1}
         [record] = [r for r in caplog.records if getattr(r, "refusal", None) == "unknown_key"]
-        assert re.fullmatch(rf"worker 0's mesh inbox refused 127\.0\.0\.1:\d+ key {key_id(stranger_pub)}: "
+        assert re.fullmatch(rf"worker 0's mesh inbox refused 127\.0\.0\.1(:\d+)? key {key_id(stranger_pub)}: "
                             r"unknown key \(not in the allow-list\)", record.getMessage())
     finally:
         push.close()
