@@ -19,7 +19,7 @@ from .messages import Message
 from .network import NetworkModel
 from .rng import keyed_rng
 from .timer import call_later, pause
-from .trace.kinds import check_kind
+from .trace.kinds import ROWS_KEY, check_kind
 
 
 class Crash:
@@ -286,6 +286,18 @@ class Agent:
     def emit(self, kind: str, **fields: Any) -> None:
         """Append an event ``(t, agent, seq, kind, fields)`` to the trace; ``kind`` must be declared."""
         check_kind(kind)
+        self._event_seq += 1
+        self._events.append((self.env.now, self.name, self._event_seq, kind, fields))
+
+    def emit_rows(self, kind: str, rows: dict[str, list], **fields: Any) -> None:
+        """Append one record of a kind written in rows (its declaration's ``per_row``): ``rows`` maps each row field
+        to its list, one item a row (all of one length); ``fields`` are the fields every row shares. Readers see
+        one event per row."""
+        check_kind(kind)
+        lengths = {len(v) for v in rows.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"{kind}: rows of unequal lengths ({', '.join(f'{k} {len(v)}' for k, v in rows.items())})")
+        fields[ROWS_KEY] = rows
         self._event_seq += 1
         self._events.append((self.env.now, self.name, self._event_seq, kind, fields))
 

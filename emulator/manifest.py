@@ -38,7 +38,7 @@ def new_manifest(scenario: dict[str, Any], source: str, seed: int, until: float,
         "versions": versions(),
         "event_schema_version": EVENT_SCHEMA_VERSION,
         "placement": placement,
-        "events": {"count": 0, "digest": None, "writers": {}},
+        "events": {"count": 0, "rows": 0, "digest": None, "writers": {}},
         "stats": {},
     }
 

@@ -189,6 +189,7 @@ def execute(
     manifest["complete"] = True
     manifest["events"] = {
         "count": sum(s.count for s in summaries),
+        "rows": sum(s.rows for s in summaries),
         "digest": run_digest(digests),
         "writers": {s.writer: {"count": s.count, "segments": s.segments} for s in summaries},
     }

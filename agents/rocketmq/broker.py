@@ -41,8 +41,8 @@ Components: :class:`Broker` and the event kinds it writes. The broker's parts, w
 * ``PopMessageProcessor`` / ``AckMessageProcessor`` (``POP`` / ``ACK``, 5.x): the broker hands out ranges from
   its pop position (revived ranges first), each invisible for the consumer's invisible time, and revives ranges
   not acked in time;
-* ``queue_stats`` every ``stats_interval_s`` of virtual time (an observer, not a broker thread): per queue the max
-  offset, the committed offset and the lag, for lag and orphan analyses.
+* ``queue_stats`` every ``stats_interval_s`` of virtual time (an observer, not a broker thread): one record, a row
+  per queue with the committed offset and the lag (and the broker's max offset), for lag and orphan analyses.
 """
 from __future__ import annotations
 
@@ -142,10 +142,11 @@ declare("pop_revived",
         "`messages` messages from `from_offset` (they are delivered again: duplicates if they had been consumed).",
         __name__, group="str", queue="str", cid="str", from_offset="float", messages="float")
 declare("queue_stats",
-        "Every stats_interval_s of virtual time, per queue of this broker: `max_offset` (messages appended so far), "
-        "`committed` (the group's committed offset; POP: the lowest offset not yet acked; -1: none yet) and `lag` "
-        "(max_offset - committed, messages; -1 when nothing is committed).",
-        __name__, group="str", queue="str", max_offset="float", committed="float", lag="float")
+        "Every stats_interval_s of virtual time, a row per queue of this broker: `max_offset` (messages appended so "
+        "far, the broker's), `committed` (the group's committed offset; POP: the lowest offset not yet acked; -1: none "
+        "yet) and `lag` (max_offset - committed, messages; -1 when nothing is committed).",
+        __name__, per_row=("group", "queue", "committed", "lag"),
+        group="str", queue="str", max_offset="float", committed="float", lag="float")
 
 
 class Broker(JvmAgent):
@@ -272,11 +273,17 @@ class Broker(JvmAgent):
             yield self.env.timeout(t - self.now)
             top = self.max_offset()
             persisted = self.persisted.latest_all() if self.persisted is not None else {}
+            groups, queues, committed, lags = [], [], [], []
             for key in self.keys:
                 group = self.group_of[key]
                 c = self._committed(group, key, persisted.get(key))
-                self.emit("queue_stats", group=group, queue=key, max_offset=top, committed=c,
-                          lag=(top - c) if c >= 0 else -1.0)
+                groups.append(group)
+                queues.append(key)
+                committed.append(c)
+                lags.append((top - c) if c >= 0 else -1.0)
+            if queues:
+                self.emit_rows("queue_stats", {"group": groups, "queue": queues, "committed": committed, "lag": lags},
+                               max_offset=top)
             t += step
 
     # -- name server -------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ Components: :class:`Consumer` and the event kinds it writes. Its parts, with the
 * orderly consumers (``ConsumeMessageOrderlyService``): re-lock their queues every 20 s and consume a queue only
   while its lock is younger than 30 s;
 * ``consume_progress`` every ``progress_interval_s`` of virtual time (an observer: it reports during pauses) and
-  when a queue is dropped or the consumer stops, with the exact ranges consumed;
+  when a queue is dropped or the consumer stops, with the exact ranges consumed: one record, a row a queue;
 * ``cluster.start = "running"`` (:mod:`.running`): an initial consumer begins at t = 0 with its route, its group's
   view and the strategy's allocation of it, caught up, its client timers on the grid its start jitter gives them
   and its rebalance service in step with its group's (as the group's last membership change left them)
@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
-from typing import Any, Generator
+from typing import Any, Generator, Iterable
 
 from clusteremu.emulator.agent import AgentContext
 from clusteremu.emulator.executor import FIXED_RATE
@@ -129,9 +129,11 @@ declare("consume_progress",
         "merged, ascending; the same offset in two consumers' ranges was consumed twice), `consumed` (messages), "
         "`offset` (next offset to consume; POP -1), `max_offset` (the queue's max offset at the last pull; closed-form "
         "consumption: when its offset was last settled; POP -1), "
-        "`lag` (max_offset - offset, messages; POP -1). Written every progress_interval_s of virtual time for every "
-        "held queue, and at once when the queue is dropped (`reason` drop) or the consumer stops (stop).",
-        __name__, queue="str", cid="str", mode="str", ranges="list", consumed="float", offset="float",
+        "`lag` (max_offset - offset, messages; POP -1). Written every progress_interval_s of virtual time, a row "
+        "for every held queue, and at once when a queue is dropped (`reason` drop) or the consumer stops (stop, a "
+        "row for every queue it held). A POP assignment's rows are per real queue, those with something consumed.",
+        __name__, per_row=("queue", "mode", "ranges", "consumed", "offset", "max_offset", "lag"),
+        queue="str", cid="str", mode="str", ranges="list", consumed="float", offset="float",
         max_offset="float", lag="float", reason="str")
 declare("slow_consumer",
         "A slow_consumer fault changed the consumer's capacity to `capacity` msg/s (`factor` times its own); "
@@ -303,8 +305,7 @@ class Consumer(JvmAgent):
         """Stop; what was consumed up to now is reported first (it happened, whatever follows)."""
         if self.alive:
             self._settle()
-            for pq in self.pqs.values():
-                self._report(pq, "stop")
+            self._report(list(self.pqs.values()), "stop")
         super().crash(reason)
 
     def shutdown(self, cause: str) -> None:
@@ -319,9 +320,9 @@ class Consumer(JvmAgent):
         for b in brokers:
             self.send(b, "UNREGISTER_CLIENT", {"group": self.group, "cid": self.cid})
         self.emit("consumer_stopping", cid=self.cid, cause=cause, brokers=brokers)
+        self._report(list(self.pqs.values()), "stop")
         for key in list(self.pqs):
             pq = self.pqs.pop(key)
-            self._report(pq, "stop")
             self.emit("queue_dropped", queue=key, cid=self.cid, offset=pq.offset, reason=cause, mode=pq.mode,
                       held_s=self.now - pq.taken_at)
         self.crash(cause)
@@ -562,7 +563,7 @@ class Consumer(JvmAgent):
         if self.fluid is not None:
             self.fluid.remove(key, self.now)
         pq = self.pqs.pop(key)
-        self._report(pq, "drop")
+        self._report((pq,), "drop")
         if pq.mode == "PULL":
             self.send(pq.broker, "UPDATE_CONSUMER_OFFSET",
                       {"group": self.group, "cid": self.cid, "offsets": [[key, pq.offset]]})
@@ -711,28 +712,48 @@ class Consumer(JvmAgent):
         sub.consumed(a, b)
 
     # -- progress -----------------------------------------------------------------------------------------
-    def _report(self, pq: _ProcessQueue, reason: str) -> None:
-        """One ``consume_progress`` of ``pq`` (its ranges since the last report), then forget the ranges."""
-        if pq.mode == "POP":
-            prefix = pq.key.rsplit("/", 1)[0] + "/"
-            for key in sorted(k for k in self.pop_progress if k.startswith(prefix)):
-                if self.pop_progress[key].ranges:
-                    self._emit_progress(self.pop_progress[key], reason)
-            return
-        self._emit_progress(pq, reason)
-
-    def _emit_progress(self, pq: _ProcessQueue, reason: str) -> None:
-        ranges = pq.ranges  # given away below: sorted in place
-        if len(ranges) > 1:
-            ranges.sort()
-        consumed = 0  # as sum() would: an int when nothing was consumed (the trace's encoding)
-        for a, b in ranges:
-            consumed += b - a
-        pop = pq.mode == "POP"
-        self.emit("consume_progress", queue=pq.key, cid=self.cid, mode=pq.mode, ranges=ranges, consumed=consumed,
-                  offset=-1.0 if pop else pq.offset, max_offset=-1.0 if pop else pq.max,
-                  lag=-1.0 if pop else pq.max - pq.offset, reason=reason)
-        pq.ranges = []
+    def _report(self, pqs: Iterable[_ProcessQueue], reason: str) -> None:
+        """One ``consume_progress`` record of ``pqs``, a row a queue (their ranges since the last report), then
+        forget the ranges. A POP assignment's row is per real queue with ranges (queue id -1 covers every queue of
+        its broker)."""
+        queue: list[str] = []
+        mode: list[str] = []
+        ranges: list[list[list[float]]] = []
+        consumed: list[float] = []
+        offset: list[float] = []
+        max_offset: list[float] = []
+        lag: list[float] = []
+        for pq in pqs:
+            if pq.mode == "POP":
+                prefix = pq.key.rsplit("/", 1)[0] + "/"
+                rows = [self.pop_progress[k] for k in sorted(k for k in self.pop_progress if k.startswith(prefix))
+                        if self.pop_progress[k].ranges]
+            else:
+                rows = (pq,)
+            for row in rows:
+                r = row.ranges  # given away below: sorted in place
+                if len(r) > 1:
+                    r.sort()
+                total = 0  # as sum() would: an int when nothing was consumed (the trace's encoding)
+                for a, b in r:
+                    total += b - a
+                queue.append(row.key)
+                mode.append(row.mode)
+                ranges.append(r)
+                consumed.append(total)
+                if row.mode == "POP":
+                    offset.append(-1.0)
+                    max_offset.append(-1.0)
+                    lag.append(-1.0)
+                else:
+                    offset.append(row.offset)
+                    max_offset.append(row.max)
+                    lag.append(row.max - row.offset)
+                row.ranges = []
+        if queue:
+            self.emit_rows("consume_progress", {"queue": queue, "mode": mode, "ranges": ranges, "consumed": consumed,
+                                                "offset": offset, "max_offset": max_offset, "lag": lag},
+                           cid=self.cid, reason=reason)
 
     def _progress_observer(self) -> Generator:
         step = float(self.params["progress_interval_s"])
@@ -740,8 +761,7 @@ class Consumer(JvmAgent):
         while True:
             yield self.env.timeout(t - self.now)  # an observer: not stopped by the JVM's pauses
             self._settle()
-            for key in sorted(self.pqs):
-                self._report(self.pqs[key], "interval")
+            self._report([self.pqs[key] for key in sorted(self.pqs)], "interval")
             t += step
 
 

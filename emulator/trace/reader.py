@@ -17,6 +17,7 @@ import msgpack
 
 from .digest import AgentDigests, run_digest
 from .framing import FrameProblem, iter_payloads, read_header
+from .kinds import ROWS_KEY, expand_rows, rows_problem
 
 MANIFEST = "manifest.json"
 EVENTS_DIR = "events"
@@ -138,6 +139,10 @@ class Run:
                 if not ok:
                     problems.append(SegmentProblem(rel, pos, f"undecodable record: {rec!r}"[:200]))
                     break
+                bad_rows = rows_problem(rec[4])
+                if bad_rows is not None:
+                    problems.append(SegmentProblem(rel, pos, f"undecodable record: {bad_rows}"[:200]))
+                    break
                 yield payload, rec
 
     def _scan(self) -> None:
@@ -165,7 +170,11 @@ class Run:
         for _payload, rec in self._records(files, []):
             t, agent, seq, kind, fields = rec
             if wanted is None or kind in wanted:
-                yield (t, agent, seq), Event(t, agent, seq, kind, fields)
+                if type(fields) is dict and ROWS_KEY in fields:  # a record written in rows: an event a row
+                    for row in expand_rows(fields):
+                        yield (t, agent, seq), Event(t, agent, seq, kind, row)
+                else:
+                    yield (t, agent, seq), Event(t, agent, seq, kind, fields)
 
     def compute_digest(self) -> str:
         """Recompute the digest from the segment bytes (to check them against the manifest)."""

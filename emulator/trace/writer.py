@@ -15,7 +15,7 @@ import msgpack
 
 from .digest import AgentDigests
 from .framing import encode_header, frame
-from .kinds import EVENT_SCHEMA_VERSION
+from .kinds import EVENT_SCHEMA_VERSION, ROWS_KEY
 
 DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024
 DEFAULT_FLUSH_BYTES = 256 * 1024
@@ -24,9 +24,12 @@ DEFAULT_FLUSH_BYTES = 256 * 1024
 @dataclass
 class WriterSummary:
     writer: str
+    #: records written
     count: int
     segments: list[str]
     agent_digests: dict[str, str] = field(default_factory=dict)
+    #: events a reader gives: a record written in rows gives one a row (``kinds.ROWS_KEY``)
+    rows: int = 0
 
 
 class SegmentWriter:
@@ -49,6 +52,7 @@ class SegmentWriter:
         self._size = 0
         self._unflushed = 0
         self._packer = msgpack.Packer()
+        self._extra_rows = 0  # rows beyond one per record
         self._open_next()
 
     def _open_next(self) -> None:
@@ -77,6 +81,9 @@ class SegmentWriter:
         chunks = []
         size = 0
         for ev in events:
+            rows = ev[4].get(ROWS_KEY)
+            if rows is not None:
+                self._extra_rows += len(next(iter(rows.values()), ())) - 1
             payload = pack(ev)
             update(ev[1], payload)
             rec = frame(payload)
@@ -100,4 +107,5 @@ class SegmentWriter:
             os.fsync(self._fh.fileno())
             self._fh.close()
             self._fh = None
-        return WriterSummary(self.writer, self.digests.count, list(self.segments), self.digests.hexdigests())
+        return WriterSummary(self.writer, self.digests.count, list(self.segments), self.digests.hexdigests(),
+                             self.digests.count + self._extra_rows)

@@ -222,7 +222,8 @@ def serve(opts: AgentOptions) -> int:
                 share.close()
                 share = None
                 main.send(wire.encode(wire.FINISHED, call, {"writer": s.writer, "count": s.count,
-                                                            "segments": s.segments, "agent_digests": s.agent_digests}))
+                                                            "segments": s.segments, "agent_digests": s.agent_digests,
+                                                            "rows": s.rows}))
                 status = 0
                 return status
             elif kind == wire.STOP:

@@ -387,7 +387,8 @@ class ZmqLink:
         self.hub.call(self.peer, wire.FINISH, None)
         _, b = self.hub.wait(self.peer)
         try:
-            return WriterSummary(b["writer"], b["count"], list(b["segments"]), dict(b["agent_digests"]))
+            return WriterSummary(b["writer"], int(b["count"]), list(b["segments"]), dict(b["agent_digests"]),
+                                 int(b["rows"]))
         except (TypeError, ValueError, KeyError) as err:
             raise self._malformed(wire.FINISHED, err) from None
 

@@ -13,7 +13,8 @@ from typing import Any
 import msgpack
 
 #: 2: workers exchange a window's messages among themselves (the mesh); the coordinator no longer routes
-PROTOCOL_VERSION = 2
+#: 3: a worker's ``finished`` says how many events its records give (``rows``: kinds written in rows)
+PROTOCOL_VERSION = 3
 
 #: default bound on one inbound frame; larger frames are dropped unread (``--max-frame-bytes``)
 DEFAULT_MAX_FRAME_BYTES = 256 * 1024 * 1024
@@ -24,7 +25,7 @@ READY = "ready"            # reply to ASSIGN: {agents, next_time, mesh}: mesh is
 DONE = "done"              # reply to RUN: {windows, messages, dropped, events, virtual_time, drops, frames, bytes,
                            #                advance_s, exchange_s, loop_s}
 PROGRESS = "progress"      # answers nothing (call 0): [virtual_time, windows, events] every progress period
-FINISHED = "finished"      # reply to FINISH: the writer summary {writer, count, segments, agent_digests}
+FINISHED = "finished"      # reply to FINISH: the writer summary {writer, count, segments, agent_digests, rows}
 FAILED = "failed"          # the worker cannot go on: {reason}
 # coordinator → worker
 ASSIGN = "assign"          # {worker_id, seed, run_dir, scenario, agents, segment_bytes, placement, mesh}

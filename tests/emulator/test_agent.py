@@ -68,6 +68,23 @@ def test_events_carry_the_agents_own_sequence_numbers(harness):
     assert seqs == [("x", 1), ("y", 1), ("x", 2), ("y", 2), ("x", 3)]
 
 
+def test_a_kind_written_in_rows_is_one_record_and_rows_of_unequal_lengths_are_refused(harness):
+    from clusteremu.emulator.trace.kinds import ROWS_KEY, declare, expand_rows
+
+    with pytest.raises(ValueError, match="per-row fields \\['depth'\\]"):
+        declare("test_rows_bad", "rows naming a field it lacks", __name__, per_row=("depth",), queue="str")
+    declare("test_rows", "a sample of queues", __name__, per_row=("queue", "lag"), queue="str", lag="float", by="str")
+    a = harness.agent(name="x")
+    a.emit_rows("test_rows", {"queue": ["q0", "q1"], "lag": [1.0, 2.5]}, by="x")
+    with pytest.raises(ValueError, match="rows of unequal lengths \\(queue 2, lag 1\\)"):
+        a.emit_rows("test_rows", {"queue": ["q0", "q1"], "lag": [1.0]}, by="x")
+    [(_t, agent, seq, _kind, fields)] = [e for e in harness.events if e[3] == "test_rows"]
+    assert agent == "x" and set(fields) == {"by", ROWS_KEY}
+    assert expand_rows(fields) == [{"by": "x", "queue": "q0", "lag": 1.0}, {"by": "x", "queue": "q1", "lag": 2.5}]
+    a.emit("agent_started", agent_kind="x")  # the next record takes the next number: the refused one took none
+    assert harness.events[-1][2] == seq + 1
+
+
 def test_keyed_generators_are_independent_of_other_entities():
     a1 = keyed_rng(7, "broker-1", "gc").random(5)
     keyed_rng(7, "broker-2", "gc").random(1000)  # drawing elsewhere changes nothing for broker-1

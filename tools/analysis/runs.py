@@ -63,8 +63,12 @@ class RunInfo:
 
     @property
     def recorded_events(self) -> int | None:
+        """The events the manifest says a reader gives: ``events.rows`` (a record written in rows gives one a row),
+        or ``events.count`` in a manifest written before kinds could be written in rows."""
         events = self.manifest.get("events")
-        count = events.get("count") if isinstance(events, dict) else None
+        if not isinstance(events, dict):
+            return None
+        count = events.get("rows", events.get("count"))
         return count if isinstance(count, int) else None
 
     @property

@@ -42,6 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from clusteremu.emulator.trace.framing import MAX_RECORD, read_header
+from clusteremu.emulator.trace.kinds import ROWS_KEY, expand_rows, rows_problem
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -156,6 +157,10 @@ class _Batches:
         self.problems: list[tuple[int, str]] = []
 
     def events(self, kind: str, rows: list[list], offsets: list[int]) -> pa.RecordBatch:
+        if any(type(r[4]) is dict and ROWS_KEY in r[4] for r in rows):
+            rows, offsets = _expanded(rows, offsets)
+            if not rows:  # records of no row at all
+                return self._batch({}, 0)
         n = len(rows)
         ts, agents, seqs, _kinds, fields = zip(*rows)
         cols: dict[str, pa.Array] = {
@@ -221,6 +226,21 @@ class _Batches:
                 (bad[0], f"{kind}.{name}: {len(bad)} value(s) not of type {ty} were read as null")
             )
         return pa.array(out, ty)
+
+
+def _expanded(rows: list, offsets: list[int]) -> tuple[list, list[int]]:
+    """The records of a chunk with each record written in rows replaced by one record a row (at its offset)."""
+    out_rows, out_offsets = [], []
+    for rec, offset in zip(rows, offsets):
+        fields = rec[4]
+        if type(fields) is dict and ROWS_KEY in fields:
+            for row in expand_rows(fields):
+                out_rows.append((rec[0], rec[1], rec[2], rec[3], row))
+                out_offsets.append(offset)
+        else:
+            out_rows.append(rec)
+            out_offsets.append(offset)
+    return out_rows, out_offsets
 
 
 def _coerce_float(v: Any) -> tuple[bool, Any]:
@@ -362,13 +382,20 @@ def decode_segment(
             except Exception as err:  # msgpack raises several types on bad bytes; a bad shape raises too
                 out.problems.append((pos, f"undecodable record: {err}"[:200]))
                 break
+            n = 1
+            if type(_fields) is dict and ROWS_KEY in _fields:  # a record written in rows: an event a row
+                bad = rows_problem(_fields)
+                if bad is not None:
+                    out.problems.append((pos, f"undecodable record: {bad}"[:200]))
+                    break
+                n = len(next(iter(_fields[ROWS_KEY].values()), ()))
             if add is None:
                 key = (kind, agent)
                 seen = tally.get(key)
                 if seen is None:
-                    tally[key] = [1, t]
+                    tally[key] = [n, t]
                 else:
-                    seen[0] += 1
+                    seen[0] += n
                     seen[1] = t
             else:
                 add[0](rec)

@@ -9,6 +9,7 @@ from clusteremu.agents.rocketmq import config
 from clusteremu.agents.rocketmq.views import RocketMQViews
 from clusteremu.base.errors import InputError
 from clusteremu.emulator.runner import execute
+from clusteremu.emulator.trace import open_run
 from clusteremu.emulator.testing import assert_count
 from clusteremu.emulator.trace.query import Trace
 from clusteremu.scenarios.loader import load_scenario
@@ -92,6 +93,10 @@ def test_one_trace_in_process_and_in_two_worker_processes(tmp_path, name):
     assert ref.manifest["complete"] and two.manifest["complete"]
     assert two.digest == ref.digest
     assert two.manifest["events"]["count"] == ref.manifest["events"]["count"]
+    # the observers' samples are one record each, a row a queue: the manifest counts the events readers give too
+    rows = two.manifest["events"]["rows"]
+    assert rows == ref.manifest["events"]["rows"] == sum(1 for _ in open_run(two.run_dir).events())
+    assert rows > two.manifest["events"]["count"]
 
 
 def test_broadcasting_consumers_take_every_queue_and_resume_from_their_local_offsets(emulate):

@@ -42,6 +42,33 @@ def test_reads_every_event_in_canonical_order(tmp_path):
     assert table.num_rows == 100 and set(table.column_names) >= {"t", "agent", "seq", "kind", "duration_s"}
 
 
+def test_a_record_written_in_rows_reads_as_one_event_a_row_and_bad_rows_are_damage(tmp_path):
+    from clusteremu.emulator.trace.kinds import ROWS_KEY
+
+    run_dir = tmp_path / "run"
+    sw = SegmentWriter(run_dir / "events", "w000")
+    sw.write([(1.0, "broker-a", 1, "queue_stats", {"max_offset": 50.0, ROWS_KEY: {
+                  "group": ["G", "G"], "queue": ["T/broker-a/0", "T/broker-a/1"], "committed": [40.0, -1.0],
+                  "lag": [10.0, -1.0]}}),
+              (1.5, "broker-a", 2, "queue_stats", {"max_offset": 60.0, ROWS_KEY: {"queue": [], "lag": []}}),
+              (2.0, "broker-a", 3, "stw_pause", {"duration_s": 0.1, "cause": "gc"}),
+              (3.0, "broker-a", 4, "queue_stats", {"max_offset": 70.0, ROWS_KEY: {"queue": ["q"], "lag": []}}),
+              (4.0, "broker-a", 5, "stw_pause", {"duration_s": 0.1, "cause": "gc"})])
+    sw.close()
+    write_manifest(run_dir, new_manifest({"scenario": {"name": "t"}}, "test", 1, 10.0, {"mode": "inproc", "workers": 1}))
+    run = open_run(run_dir)
+    events = list(run.events())
+    assert [(e.t, e.seq, e.kind) for e in events] == [(1.0, 1, "queue_stats"), (1.0, 1, "queue_stats"),
+                                                     (2.0, 3, "stw_pause")]
+    assert [e.as_dict() for e in events[:2]] == [
+        {"t": 1.0, "agent": "broker-a", "seq": 1, "kind": "queue_stats", "max_offset": 50.0, "group": "G",
+         "queue": "T/broker-a/0", "committed": 40.0, "lag": 10.0},
+        {"t": 1.0, "agent": "broker-a", "seq": 1, "kind": "queue_stats", "max_offset": 50.0, "group": "G",
+         "queue": "T/broker-a/1", "committed": -1.0, "lag": -1.0}]
+    [problem] = run.problems
+    assert "rows of unequal lengths: queue 1, lag 0" in problem.reason and not run.complete
+
+
 def last_segment(run_dir: Path) -> Path:
     return sorted((run_dir / "events").glob("w000-*.seg"))[-1]
 

@@ -143,3 +143,27 @@ def test_a_list_of_pairs_is_read_as_lists_of_two_doubles_and_a_malformed_one_as_
     assert "consume_progress.ranges: 3 value(s)" in problem["_problem_reason"]
     assert problem["_problem_offset"] == [pos for pos, _ in _records(seg)][2]
     assert PAIRS.spark_ddl.count("array<array<double>>") == 1
+
+
+def test_a_record_written_in_rows_is_a_row_a_row_tallied_by_rows_and_bad_rows_are_damage(trace):
+    from clusteremu.emulator.trace.kinds import ROWS_KEY
+
+    b = trace()
+    b.event(1.0, "consumer-1", "consume_progress", cid="c1", reason="interval", **{ROWS_KEY: {
+        "queue": ["T/broker-a/0", "T/broker-a/1"], "ranges": [[[0, 12.5]], []]}})
+    b.event(2.0, "consumer-1", "stw_pause", duration_s=0.1, cause="gc")
+    b.event(3.0, "broker-a", "queue_stats", max_offset=9.0, **{ROWS_KEY: {"queue": ["a", "b", "c"], "lag": [1, 2, 3]}})
+    b.event(4.0, "consumer-1", "consume_progress", cid="c1", reason="stop", **{ROWS_KEY: {"queue": ["x"], "ranges": []}})
+    b.event(5.0, "consumer-1", "consume_progress", cid="c1", reason="stop", **{ROWS_KEY: {"queue": ["y"], "ranges": [[]]}})
+    run_dir = b.write()
+    seg = next((run_dir / "events").glob("*.seg"))
+    table = pa.Table.from_batches(list(decode_segment(seg.read_bytes(), file=seg.name, run=0, schema=PAIRS)),
+                                  schema=PAIRS.arrow_schema)
+    rows = events_rows(table)
+    assert [(r["t"], r["seq"], r["queue"], r["ranges"], r["_n"]) for r in rows] == [
+        (1.0, 1, "T/broker-a/0", [[0.0, 12.5]], 1), (1.0, 1, "T/broker-a/1", [], 1)]
+    tallies = {r["kind"]: r["_n"] for r in table.to_pylist() if r["seq"] is None and r["kind"]}
+    assert tallies == {"stw_pause": 1, "queue_stats": 3}  # a row counts as an event
+    (problem,) = [r for r in table.to_pylist() if r["_problem_reason"]]
+    assert "rows of unequal lengths: queue 1, ranges 0" in problem["_problem_reason"]
+    assert problem["_problem_offset"] == [pos for pos, _ in _records(seg)][3]
