@@ -54,6 +54,7 @@ from clusteremu.emulator.executor import FIXED_RATE
 from clusteremu.emulator.jvm import JvmAgent
 from clusteremu.emulator.messages import Message
 from clusteremu.emulator.rng import keyed_rng
+from clusteremu.emulator.timer import call_later
 from clusteremu.emulator.trace.kinds import declare
 from clusteremu.strategies.rocketmq import AllocationArgumentError
 
@@ -438,8 +439,20 @@ class Consumer(JvmAgent):
         """``ServiceThread.waitForRunning``: return at once if woken since the last wait, else after
         ``interval`` or at the wake-up; returns the trigger."""
         if not self._notified:
-            self._waiter = self.env.event()
-            yield self.env.any_of([self._waiter, self.env.timeout(interval)])
+            # env.any_of([waiter, env.timeout(interval)]) without the condition's bookkeeping: the same entries
+            # in the same places of the event sequence (the timeout's at once, the resumption's when the first
+            # of the two fires), so nothing else moves
+            env = self.env
+            resumed = env.event()
+
+            def first(_ev: object) -> None:
+                if not resumed.triggered:
+                    resumed.succeed()
+
+            waiter = self._waiter = env.event()
+            waiter.callbacks.append(first)
+            call_later(env, interval, first)
+            yield resumed
             self._waiter = None
             yield from self.runnable()
         woken, self._notified = self._notified, False
