@@ -17,7 +17,11 @@ consumer is paused; the backlogs grow meanwhile.
 
 Nothing is computed per queue until a queue is read: a take, a drop or a breakpoint costs O(log n), not O(n),
 which matters in a rebalance storm where a consumer holds a topic's 1,280 queues and takes or drops them one at
-a time. Two regimes, each with one accumulator for all the queues: with less capacity than arrives (``capacity <
+a time. A stop-the-world pause that begins with every queue caught up (the usual case: a young pause of a
+consumer with spare capacity) costs O(1) too: its start reads no queue (a read during it gives the offsets at
+its start), and its end puts the queues in one *group* that drains together (every queue has the same backlog,
+``rate × pause``): one heap entry for all, until the group is caught up or something changes (a take, a drop,
+a capacity change or another pause splits it into the queues' own entries). Two regimes, each with one accumulator for all the queues: with less capacity than arrives (``capacity <
 n × rate``) every queue consumes ``capacity / n`` a second (``_W``: what each consumed since its anchor); with
 enough, a queue without backlog sits at its max offset and the backlogged ones drain by the same amount (``_D``:
 drained since the regime began; a queue's backlog empties when ``_D`` reaches its threshold, kept in a heap).
@@ -32,6 +36,8 @@ __all__ = ["ClosedFormConsumption", "Held"]
 
 #: backlogs below this many messages count as caught up (float rounding of top - offset)
 EPS = 1e-9
+#: the heap key of the group (never a queue key: those are ``topic/broker/id``)
+_GROUP = ""
 
 
 class Held(Protocol):
@@ -44,7 +50,8 @@ class Held(Protocol):
 
 class _Entry:
     """A held queue and its lazy state: ``anchor`` is ``_W`` at its last reading (fewer-capacity regime), or its
-    backlog's threshold on ``_D`` (None: no backlog) in the enough-capacity regime."""
+    backlog's threshold on ``_D`` in the enough-capacity regime (None: no backlog of its own: caught up, or the
+    group's backlog while there is a group)."""
 
     __slots__ = ("pq", "since", "anchor")
 
@@ -69,6 +76,8 @@ class ClosedFormConsumption:
         self._D = 0.0  # enough: what every backlogged queue drained since the regime began
         self._heap: list[tuple[float, str]] = []  # enough: (threshold on _D, queue), stale entries skipped
         self._backlogged = 0
+        self._lazy_at: float | None = None  # the start of a pause that began with every queue caught up, unread
+        self._group: float | None = None  # enough: the threshold on _D of the group (every queue), if any
 
     def __len__(self) -> int:
         return len(self._queues)
@@ -87,6 +96,8 @@ class ClosedFormConsumption:
         if self.rate is not None and self._queues and float(rate) != self.rate:
             raise ValueError(f"queue {key}: rate {rate} msg/s differs from the consumer's other queues' {self.rate}")
         self._advance(now)
+        self._unlazy()  # the new queue is not caught up with the others
+        self._split_group()
         if not self._queues:
             self.rate = float(rate)
         e = self._queues[key] = _Entry(pq, float(since))
@@ -101,6 +112,7 @@ class ClosedFormConsumption:
         if e is None:
             return
         self._advance(now)
+        self._split_group()
         self._read(e, now)
         del self._queues[key]
         if not self.paused and not self._short and e.anchor is not None:
@@ -115,11 +127,30 @@ class ClosedFormConsumption:
 
     def pause(self, now: float) -> None:
         """A stop-the-world pause begins: consumption up to ``now`` happened, none until :meth:`resume`."""
-        self.settle(now)
+        self._advance(now)
+        if self._queues and not self.paused and self.caught_up():
+            self._lazy_at = now  # every queue sits at its max offset: read at ``now`` whenever read
+        else:
+            self._read_all(self._queues.values(), now)
         self.paused = True
 
     def resume(self, now: float) -> None:
         self.t = max(self.t, now)
+        start, n = self._lazy_at, len(self._queues)
+        if start is not None and n and not self.capacity < n * self.rate:
+            # every queue caught up at the pause's start, none taken since: each has the same backlog now
+            self._lazy_at = None
+            self.paused = False
+            self._short = False
+            self._W = self._D = 0.0
+            self._heap = []
+            backlog = self.rate * (now - start)
+            if backlog > EPS:
+                self._heap.append((backlog, _GROUP))
+                self._group = backlog
+                self._backlogged = n
+            return
+        self._unlazy()
         self.paused = False
         self._rebuild(now, read=[])
 
@@ -176,6 +207,24 @@ class ClosedFormConsumption:
         short = self.rate is not None and self.capacity < len(self._queues) * self.rate
         return short != self._short
 
+    def _unlazy(self) -> None:
+        """A pause taken without reading: read every queue now (at the pause's start), as a pause does."""
+        if self._lazy_at is not None:
+            self._read_all(self._queues.values(), self._lazy_at)
+            self._lazy_at = None
+
+    def _split_group(self) -> None:
+        """The group's queues take their own heap entries (at its threshold): a change makes them differ."""
+        theta = self._group
+        if theta is None:
+            return
+        self._group = None
+        heap = self._heap
+        for key, e in self._queues.items():
+            if e.anchor is None:
+                e.anchor = theta
+                heapq.heappush(heap, (theta, key))
+
     def _rebuild(self, now: float, read: list[_Entry]) -> None:
         """Read ``read`` at ``now`` (the others are read already), then start the regime of the queues now held."""
         self._read_all(read, now)
@@ -185,6 +234,7 @@ class ClosedFormConsumption:
         self._W = self._D = 0.0
         self._heap = []
         self._backlogged = 0
+        self._group = None
         for key, e in self._queues.items():
             self._enter(key, e, now)
 
@@ -219,8 +269,9 @@ class ClosedFormConsumption:
             speed = (cap - (n - self._backlogged) * lam) / self._backlogged - lam
             if speed <= 0:
                 return
-            while heap and (heap[0][1] not in queues or queues[heap[0][1]].anchor != heap[0][0]):
-                heapq.heappop(heap)  # a dropped queue's, or one re-entered since
+            while heap and (self._group != heap[0][0] if heap[0][1] == _GROUP else
+                            heap[0][1] not in queues or queues[heap[0][1]].anchor != heap[0][0]):
+                heapq.heappop(heap)  # a dropped queue's, one re-entered since, or a split group's
             threshold = heap[0][0]
             t_empty = t + (threshold - self._D) / speed
             if t_empty > now:
@@ -230,6 +281,11 @@ class ClosedFormConsumption:
             # every queue whose backlog is used up sits at its max offset from here on
             while heap and heap[0][0] <= self._D + EPS:
                 theta, key = heapq.heappop(heap)
+                if key == _GROUP:
+                    if self._group == theta:  # the group is caught up: every queue (nothing changed since)
+                        self._group = None
+                        self._backlogged -= n
+                    continue
                 e = queues.get(key)
                 if e is not None and e.anchor == theta:
                     e.anchor = None
@@ -243,8 +299,11 @@ class ClosedFormConsumption:
         [its offset, the closed form's offset now) consumed (merged with its last range when contiguous), and the
         max offset it saw. One loop for all, as every persist reads every held queue."""
         if self.paused:
-            return
+            if self._lazy_at is None:
+                return
+            now = self._lazy_at  # every queue sat at its max offset when the pause began
         rate, short, W, D = self.rate, self._short, self._W, self._D
+        group = self._group
         for e in entries:
             pq = e.pq
             a = pq.offset
@@ -253,7 +312,7 @@ class ClosedFormConsumption:
                 to = a + (W - e.anchor)
                 e.anchor = W
             elif e.anchor is None:
-                to = top
+                to = top if group is None else top - (group - D)
             else:
                 to = top - (e.anchor - D)
             if to > a:

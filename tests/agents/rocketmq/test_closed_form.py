@@ -3,6 +3,8 @@ arithmetic of :class:`ClosedFormConsumption` against hand-computed cases and aga
 limit of a small step, and what a closed-form run shows in the trace."""
 from __future__ import annotations
 
+from copy import deepcopy
+
 import numpy as np
 import pytest
 
@@ -125,6 +127,122 @@ def test_takes_drops_pauses_and_capacity_changes_follow_the_pull_models_limit():
                 assert q.offset == pytest.approx(ref[key][0], abs=rate * step * 3), (trial, t, op, key)
                 assert sum(b - a for a, b in q.ranges) == pytest.approx(q.offset - q.ranges[0][0]) if q.ranges \
                     else True
+
+
+def test_a_pause_that_begins_caught_up_ends_with_every_queue_draining_the_same_backlog_together():
+    # three caught-up queues (100 msg/s each, capacity 1,000): paused from 12 s to 13 s, each is 100 behind, and
+    # drains at 1000/3 - 100 msg/s: caught up at 13 + 100 / 233.3 s
+    f, qs = fluid_with(1000.0, 100.0, [1000.0, 1000.0, 1000.0])
+    f.settle(11.0)
+    assert f.caught_up()
+    f.pause(12.0)
+    f.settle(12.5)  # read during the pause: where the pause found them
+    assert [(q.offset, q.max) for q in qs] == [(pytest.approx(1200.0), pytest.approx(1200.0))] * 3
+    f.resume(13.0)
+    assert not f.caught_up()
+    f.settle(13.2)
+    assert [q.offset for q in qs] == pytest.approx([1320.0 - (100.0 - 0.2 * (1000.0 / 3 - 100.0))] * 3)
+    f.settle(13.0 + 100.0 / (1000.0 / 3 - 100.0) + 1e-6)
+    assert f.caught_up()
+    f.settle(15.0)
+    assert [q.offset for q in qs] == pytest.approx([1500.0] * 3)
+    assert [q.ranges for q in qs] == [[[1000.0, pytest.approx(1500.0)]]] * 3
+
+
+@pytest.mark.parametrize("change", ["add 0", "add 30", "add 80", "remove", "capacity", "pause"])
+def test_a_change_while_the_queues_catch_up_after_a_pause_follows_the_pull_models_limit(change):
+    # caught-up queues paused 0.5 s, then, 0.1 s after the pause's end (still catching up, 42.5 behind), a change
+    # (a queue taken 0, 30 or 80 behind, one dropped, less capacity, another pause): the closed form against small
+    # pull steps up to and after it
+    rate, step, cap = 100.0, 1e-3, 700.0
+    f = ClosedFormConsumption(cap, 10.0)
+    held = {f"T/b/{i}": Q(rate * 10.0) for i in range(4)}
+    ref = {k: [q.offset, 0.0] for k, q in held.items()}
+    for k, q in held.items():
+        f.add(k, q, rate, 0.0, 10.0)
+    t, paused = 10.0, False
+    plan = {11.0: "pause", 11.5: "resume", 11.6: change, 11.7: "resume" if change == "pause" else None}
+    for t_next, op in sorted(plan.items()) + [(13.0, None)]:
+        while t < t_next - 1e-9:
+            t = round(t + step, 6)
+            if not paused:
+                avail = {q: max(0.0, rate * (t - v[1]) - v[0]) for q, v in ref.items()}
+                for q, take in share(avail, cap * step).items():
+                    ref[q][0] += take
+        if op == "pause":
+            paused = True
+            f.pause(t)
+        elif op == "resume":
+            paused = False
+            f.resume(t)
+        elif op is not None and op.startswith("add"):
+            behind = float(op.split()[1])
+            held["T/b/new"], ref["T/b/new"] = Q(rate * t - behind), [rate * t - behind, 0.0]
+            f.add("T/b/new", held["T/b/new"], rate, 0.0, t)
+        elif op == "remove":
+            f.remove("T/b/0", t)
+            assert held.pop("T/b/0").offset == pytest.approx(ref.pop("T/b/0")[0], abs=rate * step * 3)
+        elif op == "capacity":
+            cap = 550.0
+            f.set_capacity(cap, t)
+        f.settle(t)
+        for k, q in held.items():
+            assert q.offset == pytest.approx(ref[k][0], abs=rate * step * 3), (t, op, k)
+    assert all(len(q.ranges) == 1 for q in held.values())
+    assert f.caught_up()
+
+
+def test_pauses_that_begin_caught_up_follow_the_pull_models_limit_through_random_changes():
+    """Mostly caught-up queues, short pauses and changes at random times, some during a pause or while the queues
+    catch up after one: the closed form against small pull steps at every change, and its snapshot restored."""
+    rng = np.random.default_rng(5)
+    rate, step = 50.0, 2e-3
+    caught_up_pauses = 0
+    for trial in range(8):
+        f = ClosedFormConsumption(400.0, 0.0)
+        ref: dict[str, list[float]] = {}
+        held: dict[str, Q] = {}
+        cap, paused, t, k = 400.0, False, 0.0, 0
+        for _ in range(40):
+            t_next = round(t + float(rng.uniform(0.02, 0.4)), 3)
+            while t < t_next - 1e-9:
+                t = round(t + step, 6)
+                if not paused and ref:
+                    avail = {q: max(0.0, rate * (t - v[1]) - v[0]) for q, v in ref.items()}
+                    for q, take in share(avail, cap * step).items():
+                        ref[q][0] += take
+            op = rng.choice(["add", "remove", "pause", "pause", "pause", "capacity", "snapshot"])
+            if op == "add" or not ref:
+                k += 1
+                key, since = f"T/b/{k}", float(rng.uniform(0, t))
+                offset = rate * (t - since) - (float(rng.uniform(0, 20)) if rng.random() < 0.3 else 0.0)
+                held[key], ref[key] = Q(offset), [offset, since]
+                f.add(key, held[key], rate, since, t)
+            elif op == "remove":
+                key = sorted(ref)[int(rng.integers(0, len(ref)))]
+                f.remove(key, t)
+                assert held.pop(key).offset == pytest.approx(ref.pop(key)[0], abs=rate * step * 3), (trial, t)
+            elif op == "pause":
+                if not paused:
+                    caught_up_pauses += f.caught_up()
+                paused = not paused
+                (f.pause if paused else f.resume)(t)
+            elif op == "capacity":
+                cap = float(rng.uniform(120.0, 600.0))
+                f.set_capacity(cap, t)
+            else:  # another agent's copy computes what the original would until its next change
+                later = round(t + float(rng.uniform(0.01, 0.5)), 3)
+                qs = {key: Q(0.0) for key in held}
+                copy = ClosedFormConsumption.restore(f.snapshot(t), qs)
+                original, its_queues = deepcopy((f, held))  # the original's queues copied with it
+                copy.settle(later)
+                original.settle(later)
+                assert {key: q.offset for key, q in qs.items()} == pytest.approx(
+                    {key: q.offset for key, q in its_queues.items()}, abs=1e-6), (trial, t)
+            f.settle(t)
+            for key, q in held.items():
+                assert q.offset == pytest.approx(ref[key][0], abs=rate * step * 3), (trial, t, op, key)
+    assert caught_up_pauses > 20  # the path under test was taken
 
 
 def test_nothing_is_consumed_while_paused_and_the_backlog_drains_after():
