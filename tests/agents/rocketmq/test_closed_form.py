@@ -40,6 +40,19 @@ def fluid_with(capacity: float, rate: float, offsets: list[float], now: float = 
     return f, qs
 
 
+def pull_until(ref: dict[str, list[float]], t: float, t_next: float, step: float, rate: float, cap: float,
+               paused: bool) -> float:
+    """The pull model from ``t`` to ``t_next`` (``ref``: queue -> [offset, since]): every step, pull (the max offset
+    now), then consume up to capacity × step, water-filled. Returns the time reached."""
+    while t < t_next - 1e-9:
+        t = round(t + step, 6)
+        if not paused and ref:
+            avail = {q: max(0.0, rate * (t - v[1]) - v[0]) for q, v in ref.items()}
+            for q, take in share(avail, cap * step).items():
+                ref[q][0] += take
+    return t
+
+
 # (capacity, rate, backlogs at t=10, settle times, expected backlogs at each time), worked by hand:
 CASES = [
     # caught-up queues take what arrives
@@ -88,28 +101,27 @@ def test_closed_form_is_the_pull_models_limit_of_a_small_step():
         assert [q.offset for q in qs] == pytest.approx(off, abs=rate * step * 2)
 
 
-def test_takes_drops_pauses_and_capacity_changes_follow_the_pull_models_limit():
-    """Random changes at random times: the closed form against small pull steps, at every change."""
-    rng = np.random.default_rng(11)
+def random_changes(seed: int, *, trials: int, changes: int, capacity: float, gap: tuple[float, float],
+                   ops: list[str], behind: float, behind_share: float, capacities: tuple[float, float]) -> int:
+    """Random changes at random times (``ops``: add, remove, pause, capacity, snapshot), the closed form against
+    small pull steps at every change: a queue is taken up to ``behind`` behind (``behind_share`` of them, the others
+    caught up); a snapshot restored elsewhere computes what the original does. Returns how many pauses began
+    with every queue caught up."""
+    rng = np.random.default_rng(seed)
     rate, step = 50.0, 2e-3
-    for trial in range(4):
-        f = ClosedFormConsumption(1000.0, 0.0)
+    caught_up_pauses = 0
+    for trial in range(trials):
+        f = ClosedFormConsumption(capacity, 0.0)
         ref: dict[str, list[float]] = {}  # key -> [offset, since]
         held: dict[str, Q] = {}
-        cap, paused, t, k = 1000.0, False, 0.0, 0
-        for _ in range(25):
-            t_next = round(t + float(rng.uniform(0.05, 0.6)), 3)
-            while t < t_next - 1e-9:  # the pull model: pull, then water-fill capacity × step
-                t = round(t + step, 6)
-                if not paused and ref:
-                    avail = {q: max(0.0, rate * (t - v[1]) - v[0]) for q, v in ref.items()}
-                    for q, take in share(avail, cap * step).items():
-                        ref[q][0] += take
-            op = rng.choice(["add", "add", "add", "remove", "pause", "capacity"])
+        cap, paused, t, k = capacity, False, 0.0, 0
+        for _ in range(changes):
+            t = pull_until(ref, t, round(t + float(rng.uniform(*gap)), 3), step, rate, cap, paused)
+            op = rng.choice(ops)
             if op == "add" or not ref:
                 k += 1
                 key, since = f"T/b/{k}", float(rng.uniform(0, t))
-                offset = rate * (t - since) - float(rng.uniform(0, 60))
+                offset = rate * (t - since) - (float(rng.uniform(0, behind)) if rng.random() < behind_share else 0.0)
                 held[key], ref[key] = Q(offset), [offset, since]
                 f.add(key, held[key], rate, since, t)
             elif op == "remove":
@@ -117,16 +129,35 @@ def test_takes_drops_pauses_and_capacity_changes_follow_the_pull_models_limit():
                 f.remove(key, t)
                 assert held.pop(key).offset == pytest.approx(ref.pop(key)[0], abs=rate * step * 3), (trial, t)
             elif op == "pause":
+                if not paused:
+                    caught_up_pauses += f.caught_up()
                 paused = not paused
                 (f.pause if paused else f.resume)(t)
-            else:
-                cap = float(rng.uniform(100.0, 1500.0))
+            elif op == "capacity":
+                cap = float(rng.uniform(*capacities))
                 f.set_capacity(cap, t)
+            else:  # another agent's copy computes what the original would until its next change
+                later = round(t + float(rng.uniform(0.01, 0.5)), 3)
+                qs = {key: Q(0.0) for key in held}
+                copy = ClosedFormConsumption.restore(f.snapshot(t), qs)
+                original, its_queues = deepcopy((f, held))  # the original's queues copied with it
+                copy.settle(later)
+                original.settle(later)
+                assert {key: q.offset for key, q in qs.items()} == pytest.approx(
+                    {key: q.offset for key, q in its_queues.items()}, abs=1e-6), (trial, t)
             f.settle(t)
             for key, q in held.items():
                 assert q.offset == pytest.approx(ref[key][0], abs=rate * step * 3), (trial, t, op, key)
                 assert sum(b - a for a, b in q.ranges) == pytest.approx(q.offset - q.ranges[0][0]) if q.ranges \
                     else True
+    return caught_up_pauses
+
+
+def test_takes_drops_pauses_and_capacity_changes_follow_the_pull_models_limit():
+    """Random changes at random times, most queues taken behind."""
+    random_changes(11, trials=4, changes=25, capacity=1000.0, gap=(0.05, 0.6),
+                   ops=["add", "add", "add", "remove", "pause", "capacity"], behind=60.0, behind_share=1.0,
+                   capacities=(100.0, 1500.0))
 
 
 def test_a_pause_that_begins_caught_up_ends_with_every_queue_draining_the_same_backlog_together():
@@ -163,12 +194,7 @@ def test_a_change_while_the_queues_catch_up_after_a_pause_follows_the_pull_model
     t, paused = 10.0, False
     plan = {11.0: "pause", 11.5: "resume", 11.6: change, 11.7: "resume" if change == "pause" else None}
     for t_next, op in sorted(plan.items()) + [(13.0, None)]:
-        while t < t_next - 1e-9:
-            t = round(t + step, 6)
-            if not paused:
-                avail = {q: max(0.0, rate * (t - v[1]) - v[0]) for q, v in ref.items()}
-                for q, take in share(avail, cap * step).items():
-                    ref[q][0] += take
+        t = pull_until(ref, t, t_next, step, rate, cap, paused)
         if op == "pause":
             paused = True
             f.pause(t)
@@ -194,54 +220,10 @@ def test_a_change_while_the_queues_catch_up_after_a_pause_follows_the_pull_model
 
 def test_pauses_that_begin_caught_up_follow_the_pull_models_limit_through_random_changes():
     """Mostly caught-up queues, short pauses and changes at random times, some during a pause or while the queues
-    catch up after one: the closed form against small pull steps at every change, and its snapshot restored."""
-    rng = np.random.default_rng(5)
-    rate, step = 50.0, 2e-3
-    caught_up_pauses = 0
-    for trial in range(8):
-        f = ClosedFormConsumption(400.0, 0.0)
-        ref: dict[str, list[float]] = {}
-        held: dict[str, Q] = {}
-        cap, paused, t, k = 400.0, False, 0.0, 0
-        for _ in range(40):
-            t_next = round(t + float(rng.uniform(0.02, 0.4)), 3)
-            while t < t_next - 1e-9:
-                t = round(t + step, 6)
-                if not paused and ref:
-                    avail = {q: max(0.0, rate * (t - v[1]) - v[0]) for q, v in ref.items()}
-                    for q, take in share(avail, cap * step).items():
-                        ref[q][0] += take
-            op = rng.choice(["add", "remove", "pause", "pause", "pause", "capacity", "snapshot"])
-            if op == "add" or not ref:
-                k += 1
-                key, since = f"T/b/{k}", float(rng.uniform(0, t))
-                offset = rate * (t - since) - (float(rng.uniform(0, 20)) if rng.random() < 0.3 else 0.0)
-                held[key], ref[key] = Q(offset), [offset, since]
-                f.add(key, held[key], rate, since, t)
-            elif op == "remove":
-                key = sorted(ref)[int(rng.integers(0, len(ref)))]
-                f.remove(key, t)
-                assert held.pop(key).offset == pytest.approx(ref.pop(key)[0], abs=rate * step * 3), (trial, t)
-            elif op == "pause":
-                if not paused:
-                    caught_up_pauses += f.caught_up()
-                paused = not paused
-                (f.pause if paused else f.resume)(t)
-            elif op == "capacity":
-                cap = float(rng.uniform(120.0, 600.0))
-                f.set_capacity(cap, t)
-            else:  # another agent's copy computes what the original would until its next change
-                later = round(t + float(rng.uniform(0.01, 0.5)), 3)
-                qs = {key: Q(0.0) for key in held}
-                copy = ClosedFormConsumption.restore(f.snapshot(t), qs)
-                original, its_queues = deepcopy((f, held))  # the original's queues copied with it
-                copy.settle(later)
-                original.settle(later)
-                assert {key: q.offset for key, q in qs.items()} == pytest.approx(
-                    {key: q.offset for key, q in its_queues.items()}, abs=1e-6), (trial, t)
-            f.settle(t)
-            for key, q in held.items():
-                assert q.offset == pytest.approx(ref[key][0], abs=rate * step * 3), (trial, t, op, key)
+    catch up after one, and snapshots restored elsewhere."""
+    caught_up_pauses = random_changes(5, trials=8, changes=40, capacity=400.0, gap=(0.02, 0.4),
+                                      ops=["add", "remove", "pause", "pause", "pause", "capacity", "snapshot"],
+                                      behind=20.0, behind_share=0.3, capacities=(120.0, 600.0))
     assert caught_up_pauses > 20  # the path under test was taken
 
 
