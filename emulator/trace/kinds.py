@@ -4,8 +4,8 @@ A declaration names the kind, its fields (name → type name: ``float``, ``int``
 ``dict``, with ``?`` for optional) and what it means. A kind may be written in rows (``per_row``): one record
 carries the fields every row shares and, under :data:`ROWS_KEY`, a list per row field, one item a row (an
 observer's sample of all its queues in one record instead of one record a queue); readers give one event per row
-(:func:`expand_rows`), all with the record's ``t``, ``agent`` and ``seq``. ``clusteremu events`` prints the catalogue of all of them
-(the committed copy is ``docs/events.md``). Emitting an undeclared kind is an error, so the catalogue cannot
+(:func:`expand_rows`), all with the record's ``t``, ``agent`` and ``seq``. ``clusteremu events`` prints the
+catalogue of all of them (the committed copy is ``docs/events.md``). Emitting an undeclared kind is an error, so the catalogue cannot
 fall behind the code. The catalogue's version is ``EVENT_SCHEMA_VERSION``, recorded in every run's manifest:
 bump it when a kind's fields change meaning.
 """

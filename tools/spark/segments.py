@@ -6,7 +6,9 @@ files of a partition to :func:`decode_segment` in a Python worker, which walks t
 batches column by column — no Python runs per row on the JVM side, and nothing but Arrow crosses the boundary.
 
 An :class:`EventSchema` says which kinds an analysis reads and which of their fields, with their types. The
-output has one row per event of those kinds and, per file, one *tally* row per (kind, agent) of the other kinds:
+output has one row per event of those kinds (a record of a kind written in rows, :mod:`clusteremu.emulator.trace.kinds`,
+gives one row a row, each at the record's offset; a malformed one is damage) and, per file, one *tally* row per
+(kind, agent) of the other kinds (counting rows):
 
 * ``_run``: index of the run directory in the list given to :func:`read_events`;
 * ``t``: the event's virtual time (on a tally row, the time of the last event tallied);
