@@ -110,11 +110,13 @@ def summarize(run_dir: Path) -> dict:
         "seed": m["seed"],
         "complete": run.complete,
         "virtual_seconds": m["until"],
-        "events": m["events"]["count"],
+        # the events read (a record of a kind written in rows is one event a row), and the records written
+        "events": sum(kinds.values()),
+        "records": m["events"]["count"],
         "digest": m["events"]["digest"],
         "windows": stats.get("windows"),
         "wall_seconds": round(wall, 3),
-        "events_per_second": round(m["events"]["count"] / wall) if wall else None,
+        "events_per_second": round(sum(kinds.values()) / wall) if wall else None,
         "event_kinds": dict(kinds.most_common()),
     }
 
@@ -125,8 +127,9 @@ def print_summary(s: dict) -> None:
     from .output import console_for_output
 
     console = console_for_output()
-    console.print(f"[bold]{s['scenario']}[/] seed {s['seed']}: {s['events']:,} events over {s['virtual_seconds']:g} s "
-                  f"of virtual time in {s['wall_seconds']:.2f} s ({s['windows']:,} windows)")
+    records = f" in {s['records']:,} records" if s["records"] != s["events"] else ""
+    console.print(f"[bold]{s['scenario']}[/] seed {s['seed']}: {s['events']:,} events{records} over "
+                  f"{s['virtual_seconds']:g} s of virtual time in {s['wall_seconds']:.2f} s ({s['windows']:,} windows)")
     table = Table("event kind", "count", box=None)
     for kind, n in s["event_kinds"].items():
         table.add_row(kind, f"{n:,}")
