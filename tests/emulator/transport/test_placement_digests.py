@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import subprocess
 
 import pytest
 
@@ -26,16 +27,39 @@ def run(tmp_path, name: str, agents: str, until: float = UNTIL):
         n = int(agents[4:])
         port = free_port()
         workers = [clusteremu("agent", "--connect", f"tcp://127.0.0.1:{port}", "--insecure") for _ in range(n)]
-        result = execute(sc, tmp_path / f"{name}-{label}", until=until, agents="tcp",
-                         transport=ZmqOptions(bind=f"tcp://127.0.0.1:{port}", expect=n, insecure=True))
-        assert [w.wait(timeout=30) for w in workers] == [0] * n
+        try:
+            result = execute(sc, tmp_path / f"{name}-{label}", until=until, agents="tcp",
+                             transport=ZmqOptions(bind=f"tcp://127.0.0.1:{port}", expect=n, insecure=True))
+        except BaseException as err:
+            # what the workers said goes with the failure (a rare CI failure here was never explained)
+            err.add_note(f"workers (exit status, stderr): {_ends(workers)}")
+            raise
+        ends = _ends(workers)
+        assert [code for code, _err in ends] == [0] * n, ends
         return result
     return execute(sc, tmp_path / f"{name}-{label}", until=until, agents=agents)
 
 
+def _ends(workers) -> list[tuple[int, str]]:
+    """Each worker's exit status and the end of its stderr (killed after 30 s)."""
+    ends = []
+    for w in workers:
+        try:
+            _out, err = w.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            w.kill()
+            _out, err = w.communicate()
+        ends.append((w.returncode, err[-2000:]))
+    return ends
+
+
 def assert_same_run(ref, other, label: str) -> None:
     assert other.manifest["complete"], label
-    assert other.digest == ref.digest, f"{label} differs from inproc"
+    if other.digest != ref.digest:
+        # the first event that differs says where (a rare CI failure here was never explained)
+        a, b = open_run(ref.run_dir).events(), open_run(other.run_dir).events()
+        first = next(((x, y) for x, y in zip(a, b) if x != y), None)
+        raise AssertionError(f"{label} differs from inproc; first differing events (inproc, {label}): {first}")
     assert other.manifest["events"]["count"] == ref.manifest["events"]["count"]
     for key in ("windows", "messages", "dropped", "events"):
         assert other.manifest["stats"][key] == ref.manifest["stats"][key], f"{label}: stats.{key}"
