@@ -72,7 +72,7 @@ class TraceBuilder:
             summaries.append(sw.close())
         manifest = new_manifest(self.scenario, "tests", self.seed, self.until, {"mode": "inproc", "workers": writers})
         manifest["complete"] = complete
-        manifest["events"] = {"count": len(self.events), "digest": None,
+        manifest["events"] = {"count": len(self.events), "rows": sum(s.rows for s in summaries), "digest": None,
                               "writers": {s.writer: {"count": s.count, "segments": s.segments} for s in summaries}}
         write_manifest(self.dir, manifest)
         return self.dir

@@ -55,7 +55,8 @@ def write_run(
     writer.write(rows)
     summary = writer.close()
     manifest["complete"] = complete
-    manifest["events"] = {"count": summary.count, "digest": run_digest(summary.agent_digests), "writers": {summary.writer: {"count": summary.count, "segments": summary.segments}}}
+    manifest["events"] = {"count": summary.count, "rows": summary.rows, "digest": run_digest(summary.agent_digests),
+                          "writers": {summary.writer: {"count": summary.count, "segments": summary.segments}}}
     write_manifest(run_dir, manifest)
     return open_run(run_dir)
 

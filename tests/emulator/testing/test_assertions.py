@@ -245,3 +245,16 @@ def test_assertions_on_an_emulated_run_accept_the_run_a_path_or_a_trace(emulate)
     with pytest.raises(AssertionError) as exc:
         assert_count(run, "session_expired", exactly=0)
     assert re.search(r">>  t=129\.000000  monitor  session_expired  member='member-2', silent_s=10\.\d+", message(exc))
+
+
+def test_a_hand_made_record_written_in_rows_is_an_event_a_row_to_the_assertions(tmp_path):
+    from clusteremu.emulator.trace.kinds import ROWS_KEY
+
+    sample = {"max_offset": 100.0, ROWS_KEY: {"group": ["G", "G", "G"], "queue": ["T/b/0", "T/b/1", "T/b/2"],
+                                             "committed": [90.0, 100.0, -1.0], "lag": [10.0, 0.0, -1.0]}}
+    run = write_run(tmp_path / "r", [(60.0, "broker-b", "queue_stats", sample)])
+    assert run.manifest["events"]["count"] == 1 and run.manifest["events"]["rows"] == 3
+    assert_count(run, "queue_stats", exactly=3)
+    assert_count(run, "queue_stats", exactly=1, where=lambda e: e.lag < 0)
+    with pytest.raises(AssertionError, match="T/b/0"):
+        assert_never(run, "queue_stats", where=lambda e: e.lag > 5)
