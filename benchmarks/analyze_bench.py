@@ -134,7 +134,8 @@ def build_trace(run_dir: Path, target: int, *, brokers: int = BROKERS, seed: int
         "benchmarks/analyze_bench.py", seed, float(np.ceil(t + 2)), {"mode": "inproc", "workers": WRITERS},
     )
     manifest["complete"] = True
-    manifest["events"] = {"count": count, "rows": sum(s.rows for s in summaries), "digest": None, "writers": {s.writer: {"count": s.count, "segments": s.segments} for s in summaries}}
+    manifest["events"] = {"count": count, "rows": sum(s.rows for s in summaries), "digest": None,
+                          "writers": {s.writer: {"count": s.count, "segments": s.segments} for s in summaries}}
     write_manifest(run_dir, manifest)
     return EventSchema(kinds)
 

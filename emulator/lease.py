@@ -23,7 +23,8 @@ Components:
   option ``keep_grid`` (a fixed-rate task's grid through pauses).
 * :class:`LeaseTable`: the server side, a table the server agent holds (the kernel's
   :class:`~.metadata_store.MetadataStore` does); :func:`cancel_scope` ends a client's leases of one scope.
-* :func:`publish` and :meth:`LeaseTable.read_at`: keep-alives with content (below).
+* :func:`publish` and :meth:`LeaseTable.read_at`: keep-alives with content (below); :func:`grid_at_or_after`:
+  a fixed-rate grid's next time, with the leases' arithmetic.
 
 What stops a lease, and when (``g`` is the first keep-alive time the real client would miss):
 
@@ -66,11 +67,11 @@ persisted every few seconds) is a lease too when the server can compute that con
 client's state that changes more rarely than the period: the client publishes the description (:func:`publish`)
 whenever it changes (a :data:`LEASE_STATE` notice, naming the lease's key, even before the lease is declared),
 and the server asks :meth:`LeaseTable.read_at` for the last keep-alive whose content it can know now, with the
-description in force at that keep-alive's time. "Can know" is causal: a keep-alive made at ``s`` would reach the server no sooner than
-``s + L`` (``L`` the link's minimum latency), and every description published up to ``s`` has reached it by then
-(a notice takes exactly ``L``), so ``read_at`` returns the last keep-alive made before ``now - L``. The real
-message would have taken a latency draw ``>= L``: its content is seen up to that draw minus ``L`` earlier
-(milliseconds) than one by one.
+description in force at that keep-alive's time. "Can know" is causal: a keep-alive made at ``s`` would reach the
+server no sooner than ``s + L`` (``L`` the link's minimum latency), and every description published up to ``s``
+has reached it by then (a notice takes exactly ``L``), so ``read_at`` returns the last keep-alive made before
+``now - L``. The real message would have taken a latency draw ``>= L``: its content is seen up to that draw minus
+``L`` earlier (milliseconds) than one by one.
 
 Accuracy: the server counts a keep-alive at its send time, on a grid that does not drift; a real client's pings
 drift by their round trip each cycle and count when they arrive. A decision taken on the lease's last contact
@@ -90,7 +91,7 @@ from .messages import Message
 from .network import NOTICE_KINDS
 
 __all__ = ["KEEPALIVE", "LEASE_ACK", "LEASE_BEAT", "LEASE_DATA", "LEASE_LOST", "LEASE_NOTICE", "LEASE_STATE", "POLL",
-           "Lease", "LeaseTable", "cancel_scope", "publish"]
+           "Lease", "LeaseTable", "cancel_scope", "grid_at_or_after", "publish"]
 
 LEASE_BEAT = "lease_beat"
 LEASE_NOTICE = "lease_notice"
@@ -111,6 +112,12 @@ _EPS = 1e-9  # slack of the grid arithmetic: a time computed as anchor + k·peri
 
 def _k_at_or_after(anchor: float, period: float, t: float) -> int:
     return max(0, math.ceil((t - anchor) / period - _EPS))
+
+
+def grid_at_or_after(origin: float, period: float, t: float) -> float:
+    """The first time ``origin + k·period`` (k >= 0) at or after ``t``, with the grid arithmetic's slack: a
+    fixed-rate task's next run, as the leases compute their keep-alives."""
+    return origin + _k_at_or_after(origin, period, t) * period
 
 
 def _next_k(anchor: float, period: float, t: float) -> int:

@@ -149,6 +149,10 @@ declare("queue_stats",
         group="str", queue="str", max_offset="float", committed="float", lag="float")
 
 
+#: what :meth:`Broker._stored` is passed when the caller has not read the persist leases for the queue
+_UNREAD = object()
+
+
 class Broker(JvmAgent):
     """One broker (a master; the model has no slaves). Params: see :mod:`clusteremu.agents.rocketmq.model`."""
 
@@ -241,9 +245,9 @@ class Broker(JvmAgent):
         t = self.now if at is None else at
         return float(self.params["rate_per_queue"]) * max(0.0, t - self.created_at)
 
-    def _committed(self, group: str, key: str, persisted: tuple[float, float] | None = None) -> float:
+    def _committed(self, group: str, key: str, persisted: Any = _UNREAD) -> float:
         """The queue's committed offset (POP: its low-water mark); ``persisted``: the persist leases' latest for it
-        (see :meth:`_stored`), when the caller has it already."""
+        (see :meth:`_stored`; None: there is none), when the caller has read it already."""
         if self._pop.get(key) is not None:
             st = self._pop[key]
             low = st["next"]
@@ -254,13 +258,13 @@ class Broker(JvmAgent):
             return low
         return self._stored(group, key, persisted)
 
-    def _stored(self, group: str, key: str, persisted: tuple[float, float] | None = None) -> float:
+    def _stored(self, group: str, key: str, persisted: Any = _UNREAD) -> float:
         """``ConsumerOffsetManager.queryOffset``: the offset stored last, by a real commit or, with persist leases,
         a keep-alive carrying it (whichever reached the broker later; :mod:`.persists`)."""
         offset = self._offsets.get(group, {}).get(key, -1.0)
         if self.persisted is None:
             return offset
-        if persisted is None:
+        if persisted is _UNREAD:
             persisted = self.persisted.latest(key)
         if persisted is not None and persisted[0] > self._commit_t.get(key, -math.inf):
             return persisted[1]

@@ -21,10 +21,11 @@ a time. A stop-the-world pause that begins with every queue caught up (the usual
 consumer with spare capacity) costs O(1) too: its start reads no queue (a read during it gives the offsets at
 its start), and its end puts the queues in one *group* that drains together (every queue has the same backlog,
 ``rate × pause``): one heap entry for all, until the group is caught up or something changes (a take, a drop,
-a capacity change or another pause splits it into the queues' own entries). Two regimes, each with one accumulator for all the queues: with less capacity than arrives (``capacity <
-n × rate``) every queue consumes ``capacity / n`` a second (``_W``: what each consumed since its anchor); with
-enough, a queue without backlog sits at its max offset and the backlogged ones drain by the same amount (``_D``:
-drained since the regime began; a queue's backlog empties when ``_D`` reaches its threshold, kept in a heap).
+a capacity change or another pause splits it into the queues' own entries). Two regimes, each with one
+accumulator for all the queues: with less capacity than arrives (``capacity < n × rate``) every queue consumes
+``capacity / n`` a second (``_W``: what each consumed since its anchor); with enough, a queue without backlog sits
+at its max offset and the backlogged ones drain by the same amount (``_D``: drained since the regime began; a
+queue's backlog empties when ``_D`` reaches its threshold, kept in a heap).
 """
 from __future__ import annotations
 
@@ -141,9 +142,7 @@ class ClosedFormConsumption:
             # every queue caught up at the pause's start, none taken since: each has the same backlog now
             self._lazy_at = None
             self.paused = False
-            self._short = False
-            self._W = self._D = 0.0
-            self._heap = []
+            self._start_regime()
             backlog = self.rate * (now - start)
             if backlog > EPS:
                 self._heap.append((backlog, _GROUP))
@@ -230,13 +229,17 @@ class ClosedFormConsumption:
         self._read_all(read, now)
         if self.paused:
             return
+        self._start_regime()
+        for key, e in self._queues.items():
+            self._enter(key, e, now)
+
+    def _start_regime(self) -> None:
+        """The regime of the queues now held, none of them in it yet: accumulators at zero, no backlog, no group."""
         self._short = self.rate is not None and self.capacity < len(self._queues) * self.rate
         self._W = self._D = 0.0
         self._heap = []
         self._backlogged = 0
         self._group = None
-        for key, e in self._queues.items():
-            self._enter(key, e, now)
 
     def _enter(self, key: str, e: _Entry, now: float) -> None:
         """Put ``e`` (read at ``now``) in the current regime."""

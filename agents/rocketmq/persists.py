@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Mapping
 
-from clusteremu.emulator.lease import Lease, LeaseTable, publish
+from clusteremu.emulator.lease import Lease, LeaseTable, grid_at_or_after, publish
 
 from .config import seconds
 from .fluid import ClosedFormConsumption
@@ -153,7 +153,7 @@ class OffsetPersists:
 
     def _next_run(self, t: float) -> float:
         """The periodic task's first grid run at or after ``t``."""
-        return self._origin + math.ceil((t - self._origin) / self.period - 1e-9) * self.period
+        return grid_at_or_after(self._origin, self.period, t)
 
     def _brokers(self) -> set[str]:
         return {pq.broker for pq in self.c.pqs.values() if pq.mode == "PULL"}

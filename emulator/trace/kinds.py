@@ -5,9 +5,9 @@ A declaration names the kind, its fields (name → type name: ``float``, ``int``
 carries the fields every row shares and, under :data:`ROWS_KEY`, a list per row field, one item a row (an
 observer's sample of all its queues in one record instead of one record a queue); readers give one event per row
 (:func:`expand_rows`), all with the record's ``t``, ``agent`` and ``seq``. ``clusteremu events`` prints the
-catalogue of all of them (the committed copy is ``docs/events.md``). Emitting an undeclared kind is an error, so the catalogue cannot
-fall behind the code. The catalogue's version is ``EVENT_SCHEMA_VERSION``, recorded in every run's manifest:
-bump it when a kind's fields change meaning.
+catalogue of all of them (the committed copy is ``docs/events.md``). Emitting an undeclared kind is an error, so
+the catalogue cannot fall behind the code. The catalogue's version is ``EVENT_SCHEMA_VERSION``, recorded in every
+run's manifest: bump it when a kind's fields change meaning.
 """
 from __future__ import annotations
 
