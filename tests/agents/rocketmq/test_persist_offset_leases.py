@@ -21,6 +21,8 @@ from clusteremu.agents.rocketmq.views import RocketMQViews
 from clusteremu.base.errors import InputError
 from clusteremu.emulator.trace.query import Trace
 
+from .lease_pairs import channel_expiries, paired_runs, settled_alike, takes
+
 RATE = 100.0  # messages a second into each queue
 CAPACITY = 1000.0  # a consumer's messages a second
 PERSIST_S = 5.0  # persistConsumerOffsetInterval
@@ -56,30 +58,21 @@ def _committed(trace: Trace) -> dict[tuple[str, float], float]:
 
 @pytest.fixture
 def runs(emulate):
-    return {name: emulate(SCENARIO, **keys) for name, keys in (("messages", MESSAGES), ("lease", LEASES))}
+    return paired_runs(emulate, SCENARIO, MESSAGES, LEASES)
 
 
 def test_persist_leases_settle_on_the_same_allocations_and_expire_the_crashed_channels_alike(runs):
-    one, lease = Trace(runs["messages"]), Trace(runs["lease"])
-    vo, vl = RocketMQViews(one), RocketMQViews(lease)
-    for t in SETTLED:
-        assert vl.allocation_at(t) == vo.allocation_at(t), t
-
-    def expiries(trace):
-        return {(e.agent, e.consumer, e.cause): e.t for e in trace.select("channel_expired")}
+    one, lease = settled_alike(runs, SETTLED)
     # The crashed consumer's channels close when Netty's idle handler finds no traffic for 120 s: where it held
     # queues, 120 s after its last persist (5 s before the crash at most), not after its last heartbeat (up to
     # 30 s before), so the keep-alives count as traffic too.
-    eo, el = expiries(one), expiries(lease)
+    eo, el = channel_expiries(one), channel_expiries(lease)
     assert {k[1] for k in eo} == {"consumer-3"} and el.keys() == eo.keys()
     assert all(abs(t - eo[k]) < MS for k, t in el.items()), (eo, el)
     assert any(t > 430.0 + 120.0 - PERSIST_S for t in el.values()), el
 
 
 def test_persist_leases_take_the_same_queues_from_the_same_committed_offsets(runs):
-    def takes(trace):
-        return sorted((e.queue, e.cid, e.offset_source, e.offset, e.t)
-                      for e in trace.select("queue_taken", within=(1e-9, None)))
     one, lease = takes(Trace(runs["messages"])), takes(Trace(runs["lease"]))
     assert [t[:3] for t in lease] == [t[:3] for t in one] and len(one) > 80
     assert all(abs(a[4] - b[4]) < MS for a, b in zip(one, lease))

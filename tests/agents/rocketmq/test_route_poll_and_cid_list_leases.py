@@ -19,6 +19,8 @@ from clusteremu.agents.rocketmq.views import RocketMQViews
 from clusteremu.base.errors import InputError
 from clusteremu.emulator.trace.query import Trace
 
+from .lease_pairs import channel_expiries, paired_runs, settled_alike, takes
+
 ONE_BY_ONE = {"workload.route_poll": "messages", "workload.cid_lists": "messages"}
 LEASES = {"workload.route_poll": "lease", "workload.cid_lists": "lease"}
 
@@ -43,20 +45,14 @@ SETTLED = (95.0, 145.0, 195.0, 255.0, 425.0, 595.0)
 
 @pytest.fixture
 def runs(emulate):
-    """Both runs (the plugin's run cache runs each once for the module's tests)."""
-    return {name: emulate(SCENARIO, **keys) for name, keys in (("messages", ONE_BY_ONE), ("lease", LEASES))}
+    return paired_runs(emulate, SCENARIO, ONE_BY_ONE, LEASES)
 
 
 def test_the_reads_as_leases_settle_on_the_same_allocations_and_expire_the_same_channels(runs):
-    one, lease = Trace(runs["messages"]), Trace(runs["lease"])
-    vo, vl = RocketMQViews(one), RocketMQViews(lease)
-    for t in SETTLED:
-        assert vl.allocation_at(t) == vo.allocation_at(t), t
-    assert any("broker-e" in q for q in vl.queues())  # the joined broker's queues were taken: the route changed
-
-    def expiries(trace):
-        return {(e.agent, e.consumer, e.cause): e.t for e in trace.select("channel_expired")}
-    eo, el = expiries(one), expiries(lease)
+    one, lease = settled_alike(runs, SETTLED)
+    # the joined broker's queues were taken: the route changed
+    assert any("broker-e" in q for q in RocketMQViews(lease).queues())
+    eo, el = channel_expiries(one), channel_expiries(lease)
     assert {k[1] for k in eo} == {"consumer-3", "consumer-4"} and el.keys() == eo.keys()
     assert all(abs(t - eo[k]) < 0.05 for k, t in el.items()), (eo, el)
     # the new route reaches each consumer at its next poll time in both models
@@ -67,9 +63,6 @@ def test_the_reads_as_leases_settle_on_the_same_allocations_and_expire_the_same_
 
 
 def test_the_reads_as_leases_take_the_same_queues_from_the_same_committed_offsets(runs):
-    def takes(trace):
-        return sorted((e.queue, e.cid, e.offset_source, e.offset, e.t)
-                      for e in trace.select("queue_taken", within=(1e-9, None)))
     one, lease = takes(Trace(runs["messages"])), takes(Trace(runs["lease"]))
     assert [t[:3] for t in lease] == [t[:3] for t in one] and len(one) > 100
     close = [(a, b) for a, b in zip(one, lease) if abs(a[4] - b[4]) < 0.05]

@@ -55,7 +55,8 @@ def test_a_record_written_in_rows_reads_as_one_event_a_row_and_bad_rows_are_dama
               (3.0, "broker-a", 4, "queue_stats", {"max_offset": 70.0, ROWS_KEY: {"queue": ["q"], "lag": []}}),
               (4.0, "broker-a", 5, "stw_pause", {"duration_s": 0.1, "cause": "gc"})])
     sw.close()
-    write_manifest(run_dir, new_manifest({"scenario": {"name": "t"}}, "test", 1, 10.0, {"mode": "inproc", "workers": 1}))
+    placement = {"mode": "inproc", "workers": 1}
+    write_manifest(run_dir, new_manifest({"scenario": {"name": "t"}}, "test", 1, 10.0, placement))
     run = open_run(run_dir)
     events = list(run.events())
     assert [(e.t, e.seq, e.kind) for e in events] == [(1.0, 1, "queue_stats"), (1.0, 1, "queue_stats"),

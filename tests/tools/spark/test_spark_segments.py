@@ -152,9 +152,12 @@ def test_a_record_written_in_rows_is_a_row_a_row_tallied_by_rows_and_bad_rows_ar
     b.event(1.0, "consumer-1", "consume_progress", cid="c1", reason="interval", **{ROWS_KEY: {
         "queue": ["T/broker-a/0", "T/broker-a/1"], "ranges": [[[0, 12.5]], []]}})
     b.event(2.0, "consumer-1", "stw_pause", duration_s=0.1, cause="gc")
-    b.event(3.0, "broker-a", "queue_stats", max_offset=9.0, **{ROWS_KEY: {"queue": ["a", "b", "c"], "lag": [1, 2, 3]}})
-    b.event(4.0, "consumer-1", "consume_progress", cid="c1", reason="stop", **{ROWS_KEY: {"queue": ["x"], "ranges": []}})
-    b.event(5.0, "consumer-1", "consume_progress", cid="c1", reason="stop", **{ROWS_KEY: {"queue": ["y"], "ranges": [[]]}})
+    b.event(3.0, "broker-a", "queue_stats", max_offset=9.0,
+            **{ROWS_KEY: {"queue": ["a", "b", "c"], "lag": [1, 2, 3]}})
+    b.event(4.0, "consumer-1", "consume_progress", cid="c1", reason="stop",
+            **{ROWS_KEY: {"queue": ["x"], "ranges": []}})
+    b.event(5.0, "consumer-1", "consume_progress", cid="c1", reason="stop",
+            **{ROWS_KEY: {"queue": ["y"], "ranges": [[]]}})
     run_dir = b.write()
     seg = next((run_dir / "events").glob("*.seg"))
     table = pa.Table.from_batches(list(decode_segment(seg.read_bytes(), file=seg.name, run=0, schema=PAIRS)),
