@@ -23,6 +23,9 @@ and the client-id lists held while steady (``cluster.start = "running"``, ``work
 messages``, ``--register-broker messages`` and ``--cid-lists messages`` run it with RocketMQ's own start-up,
 heartbeats, route polls, registrations and client-id list reads one by one instead.
 
+``--trace-unchanged-rebalances true`` writes every timer rebalance's ``rebalance_result`` (the scenario counts
+those that changed nothing instead, ``workload.trace_unchanged_rebalances = false``).
+
 ``--count-messages`` adds the messages routed by kind in four spans of virtual time (the first 300 s, the steady
 state up to the scale-out, 300 s from the scale-out, the rest), counted as the network routes them (in-process
 placements; a separate run, since counting slows it).
@@ -34,6 +37,7 @@ on ``PYTHONPATH``). Usage::
 
     python benchmarks/rocketmq_large_bench.py [--scale 1.0] [--until 3600] [--agents inproc procs:2] [--figures] [--json]
                                              [--consumption closed_form|pull] [--count-messages]
+                                             [--trace-unchanged-rebalances true|false]
     python benchmarks/rocketmq_large_bench.py --single-group 10 16 100 20 --until 400
 """
 from __future__ import annotations
@@ -156,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="override the scenario's workload.register_broker")
     ap.add_argument("--persist-offsets", choices=("messages", "lease"), default=None,
                     help="override the scenario's workload.persist_offsets")
+    ap.add_argument("--trace-unchanged-rebalances", choices=("true", "false"), default=None,
+                    help="override the scenario's workload.trace_unchanged_rebalances")
     ap.add_argument("--single-group", nargs=4, type=int, metavar=("BROKERS", "QUEUES", "CONSUMERS", "ADDED"),
                     help="the previous benchmark's shape instead (see above)")
     args = ap.parse_args(argv)
@@ -174,7 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     for key, value in (("cluster.start", args.start), ("workload.heartbeats", args.heartbeats),
                        ("workload.route_poll", args.route_poll), ("workload.cid_lists", args.cid_lists),
                        ("workload.register_broker", args.register_broker),
-                       ("workload.persist_offsets", args.persist_offsets)):
+                       ("workload.persist_offsets", args.persist_offsets),
+                       ("workload.trace_unchanged_rebalances",
+                        None if args.trace_unchanged_rebalances is None else args.trace_unchanged_rebalances == "true")):
         if value is not None and not args.single_group:
             data = copy.deepcopy(scenario.data)
             section, name = key.split(".")
@@ -221,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         "cid_lists": scenario.data["workload"].get("cid_lists", "messages"),
         "register_broker": scenario.data["workload"].get("register_broker", "messages"),
         "persist_offsets": scenario.data["workload"].get("persist_offsets", "messages"),
+        "trace_unchanged_rebalances": scenario.data["workload"].get("trace_unchanged_rebalances", True),
         "setup_s": round(setup_s, 2),
         "wall_s": round(first_wall, 2),
         "events": events,

@@ -66,6 +66,7 @@ class Agent:
         self.network: NetworkModel | None = None
         self._kernel_handlers: dict[str, Callable[[Message], None]] = {}  # kernel components' message kinds
         self._crash_hooks: list[Callable[[], None]] = []  # this run's kernel components to tell of a crash
+        self._end_hooks: list[Callable[[], None]] = []  # this run's last words at the run's end
 
     # -- life cycle ---------------------------------------------------------------------------------------
     @property
@@ -88,6 +89,7 @@ class Agent:
         self.alive = False
         self.emit("agent_stopped", reason=reason)
         hooks, self._crash_hooks = self._crash_hooks, []
+        self._end_hooks = []
         for hook in hooks:
             hook()
         for ex in self._executors.values():
@@ -103,6 +105,20 @@ class Agent:
     def on_crash(self, hook: Callable[[], None]) -> None:
         """Call ``hook()`` when this run of the agent crashes or stops (once; hooks belong to one run)."""
         self._crash_hooks.append(hook)
+
+    def at_end(self, hook: Callable[[], None]) -> None:
+        """Call ``hook()`` when the run reaches its end (``until``) with this run of the agent alive, the clock
+        standing at the end: the agent's last word, such as a count it kept instead of writing an event each time.
+        Not called when the run fails, nor after a crash or stop (hooks belong to one run, like ``on_crash``'s).
+        A hook may emit events; a message it sent would go nowhere (the run is over)."""
+        self._end_hooks.append(hook)
+
+    def end(self) -> None:
+        """Called by the worker when the run reaches its end: the hooks of :meth:`at_end`, in their order."""
+        if self.alive:
+            hooks, self._end_hooks = self._end_hooks, []
+            for hook in hooks:
+                hook()
 
     def handle_kind(self, kind: str, handler: Callable[[Message], None]) -> None:
         """Deliver messages of ``kind`` to ``handler`` instead of ``on_message`` (a kernel component's protocol,

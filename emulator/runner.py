@@ -161,7 +161,9 @@ def execute(
             net_writer = SegmentWriter(run_dir / "events", "net", seg)
             mesh = MeshCoordinator(zmq_workers, until, net_writer, progress, boundaries=boundaries)
             stats = mesh.run()
-        summaries = [link.finish() for link in links] + [net_writer.close()]
+        # the run reached ``until``: each worker's agents have their last word (Agent.at_end) as it closes
+        summaries = [link.finish(until) for link in links] + [net_writer.close()]
+        stats.events = sum(s.count for s in summaries)
     except BaseException as err:
         # Failed or interrupted: stop the workers (they flush their segments), close ours, and say why in the
         # manifest, which stays incomplete; what was written so far stays readable.

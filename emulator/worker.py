@@ -207,7 +207,19 @@ class Worker:
             write(events)
             events.clear()
 
-    def finish(self) -> WriterSummary:
+    def finish(self, until: float | None = None) -> WriterSummary:
+        """Close the trace and return its summary. ``until``: the run reached its end there; first the clock
+        stands at it and every live agent has its last word (:meth:`Agent.at_end`), written with the rest. A failed
+        or interrupted run finishes without it."""
+        if until is not None:
+            env = self.env
+            if env._now < until:
+                env._now = until
+            for agent in self.agents.values():
+                agent.end()
+            self._outbox.clear()
+            self.writer.write(self._events)
+            self._events.clear()
         return self.writer.close()
 
 

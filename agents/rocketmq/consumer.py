@@ -107,6 +107,13 @@ declare("rebalance_result",
         mq_count="int", route_changed_t="float", strategy="str", allocated="list",
         added="list", removed="list", failed="list", held="int", changed="bool", balanced="bool",
         duration_s="float")
+declare("rebalances_unchanged",
+        "Timer rebalances of the consumer that changed nothing, counted instead of written "
+        "(workload.trace_unchanged_rebalances = false): `runs` of them, the first ending at `first_t`, the last at "
+        "`last_t`, each a rebalance_result with trigger timer, nothing added, removed or failed, and balanced, "
+        "which is not in the trace (nor its view: cid_source, cid_version). Written before the consumer's next "
+        "rebalance_result or rebalance_skipped, when it stops or crashes, and at the run's end.",
+        __name__, cid="str", runs="int", first_t="float", last_t="float")
 declare("rebalance_skipped",
         "A rebalance that changed nothing because part of the view was missing: `reason` no_route, cid_list_"
         "unavailable (the broker `cid_source` did not answer within mqClientApiTimeout), cid_list_empty, "
@@ -221,6 +228,11 @@ class Consumer(JvmAgent):
             if p["consumption"] == "closed_form" else None
         #: ``persistAllConsumerOffset``: one-way messages, or leases (``workload.persist_offsets = "lease"``)
         self.persists = OffsetPersists(self, lease=p["persist_offsets"] == "lease")
+        #: ``workload.trace_unchanged_rebalances = false``: [runs, first_t, last_t] of the timer rebalances that
+        #: changed nothing since the last written result (None: every result written)
+        self._unchanged: list | None = None if p["trace_unchanged_rebalances"] else [0, 0.0, 0.0]
+        if self._unchanged is not None:
+            self.at_end(self._write_unchanged)
         self.spawn(self._boot())
 
     def _boot(self) -> Generator:
@@ -307,6 +319,7 @@ class Consumer(JvmAgent):
         if self.alive:
             self._settle()
             self._report(list(self.pqs.values()), "stop")
+            self._write_unchanged()
         super().crash(reason)
 
     def shutdown(self, cause: str) -> None:
@@ -483,11 +496,22 @@ class Consumer(JvmAgent):
                 if not balanced:
                     carry = "retry"
 
+    def _skipped(self, trigger: str, reason: str, source: str) -> bool:
+        self._write_unchanged()
+        self.emit("rebalance_skipped", cid=self.cid, trigger=trigger, reason=reason, cid_source=source)
+        return False
+
+    def _write_unchanged(self) -> None:
+        """The count of timer rebalances that changed nothing, if any since the last written result."""
+        u = self._unchanged
+        if u is not None and u[0]:
+            self.emit("rebalances_unchanged", cid=self.cid, runs=u[0], first_t=u[1], last_t=u[2])
+            u[0] = 0
+
     def _do_rebalance(self, trigger: str) -> Generator:
         t0 = self.now
         if self.mq_set is None or not self.route_brokers:
-            self.emit("rebalance_skipped", cid=self.cid, trigger=trigger, reason="no_route", cid_source="")
-            return False
+            return self._skipped(trigger, "no_route", "")
         mq_set, mq_all, brokers, route = self.mq_set, self.mq_all, list(self.route_brokers), self.route_sig
         source = brokers[int(self.rng("findBrokerAddrByTopic").integers(0, len(brokers)))]
         model = self.cfg["messageModel"]
@@ -501,9 +525,7 @@ class Consumer(JvmAgent):
                 "strategy": strategy_name, "messageModel": model,
                 "popShareQueueNum": self.cfg["popShareQueueNum"]}, timeout=self._timeout())
             if reply is None or not reply["ok"]:
-                self.emit("rebalance_skipped", cid=self.cid, trigger=trigger, reason="assignment_unavailable",
-                          cid_source=source)
-                return False
+                return self._skipped(trigger, "assignment_unavailable", source)
             mode, allocated = reply["mode"], list(reply["queues"])
         elif model == "BROADCASTING":
             mode, allocated, strategy_name = "BROADCAST", [queue_of(mq) for mq in mq_all], "BROADCASTING"
@@ -511,19 +533,24 @@ class Consumer(JvmAgent):
         else:
             reply = yield from self.cid_lists.read(source, trigger)
             if reply is None or not reply["cids"]:
-                reason = "cid_list_unavailable" if reply is None else "cid_list_empty"
-                self.emit("rebalance_skipped", cid=self.cid, trigger=trigger, reason=reason, cid_source=source)
-                return False
+                return self._skipped(trigger, "cid_list_unavailable" if reply is None else "cid_list_empty", source)
             cid_all, cid_version = sorted_cids(reply["cids"]), reply["version"]
             try:
                 strategy_name, result = allocate_view(self.params, self.group, self.cid, route, mq_all, cid_all)
             except AllocationArgumentError:
-                self.emit("rebalance_skipped", cid=self.cid, trigger=trigger, reason="allocate_error", cid_source=source)
-                return False
+                return self._skipped(trigger, "allocate_error", source)
             mode, allocated = "PULL", list(result)
         added, removed, failed = yield from self._update_process_queue_table(allocated, mode)
         held = sorted(self.pqs)
         balanced = set(held) == set(allocated)
+        u = self._unchanged
+        if u is not None and trigger == "timer" and balanced and not (added or removed or failed):
+            if not u[0]:
+                u[1] = self.now
+            u[0] += 1
+            u[2] = self.now
+            return balanced
+        self._write_unchanged()
         self.emit("rebalance_result", cid=self.cid, trigger=trigger, rebalance="server" if self.server_side else "client",
                   cid_source=source, cid_version=cid_version, cids=len(cid_all), mq_count=len(mq_set),
                   route_changed_t=self.route_changed_t, strategy=strategy_name, allocated=allocated, added=added,

@@ -154,6 +154,12 @@ SECTIONS = {
             "trace_commits": Field("bool", default=True,
                                    doc="write offset_committed at every change of a stored offset (false: the "
                                        "committed offsets are seen in queue_stats only; for large runs)"),
+            "trace_unchanged_rebalances": Field("bool", default=True,
+                                                doc="write a rebalance_result for every timer rebalance (false: one "
+                                                    "that changed nothing and is balanced is counted, each "
+                                                    "consumer's count written as rebalances_unchanged before its "
+                                                    "next result, when it stops and at the run's end; for large "
+                                                    "runs)"),
         }
     ),
     "strategy": Table(
@@ -382,6 +388,7 @@ class RocketMQModel:
                 "capacity": cluster["consumer_capacity"], "consume_tick_s": work["consume_tick_s"],
                 "consumption": work["consumption"],
                 "progress_interval_s": work["progress_interval_s"], "start_jitter_s": cluster["start_jitter_s"],
+                "trace_unchanged_rebalances": work["trace_unchanged_rebalances"],
                 "all_consumers": all_consumers, "running": None if c in added else running,
                 "stops": stop_times(data["faults"], c),
             }, start_at=added.get(c, 0.0)))

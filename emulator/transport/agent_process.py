@@ -218,7 +218,7 @@ def serve(opts: AgentOptions) -> int:
                 if share is None:
                     log.warning("dropped finish before assign")
                     continue
-                s = share.worker.finish()
+                s = share.worker.finish(share.loop.until)  # FINISH follows a run that reached its end
                 share.close()
                 share = None
                 main.send(wire.encode(wire.FINISHED, call, {"writer": s.writer, "count": s.count,

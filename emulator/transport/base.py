@@ -23,5 +23,6 @@ class WorkerLink(Protocol):
     def result(self) -> tuple[list[Message], float, int]:
         """Wait for the window: (messages sent, next event time, events written)."""
 
-    def finish(self) -> WriterSummary:
-        """Close the worker's trace and return its summary."""
+    def finish(self, until: float | None = None) -> WriterSummary:
+        """Close the worker's trace and return its summary; ``until``: the run reached its end there, and its
+        agents have their last word first (``Worker.finish``)."""

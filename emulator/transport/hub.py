@@ -383,7 +383,9 @@ class ZmqLink:
         except (TypeError, ValueError, KeyError, AttributeError) as err:
             raise self._malformed(wire.DONE, err) from None
 
-    def finish(self) -> WriterSummary:
+    def finish(self, until: float | None = None) -> WriterSummary:
+        """FINISH after a run that reached its end: the worker has its agents' last word at the ``until`` of its
+        assignment, then closes its trace (``until`` is that same time, not sent again)."""
         self.hub.call(self.peer, wire.FINISH, None)
         _, b = self.hub.wait(self.peer)
         try:

@@ -23,5 +23,5 @@ class InprocLink:
         assert res is not None, "result() without advance()"
         return res
 
-    def finish(self) -> WriterSummary:
-        return self.worker.finish()
+    def finish(self, until: float | None = None) -> WriterSummary:
+        return self.worker.finish(until)

@@ -98,3 +98,46 @@ def test_a_failing_run_keeps_the_events_of_every_window_that_ended_as_the_coordi
     sole = _failing_run(tmp_path / "sole", 1)
     assert sole == _failing_run(tmp_path / "two", 2)
     assert [e["t"] for e in sole if e["agent"] == "bomb"] == [0.0, 1.0, 2.0, 3.0]
+
+
+class Counting(Agent):
+    """Counts a tick each second instead of writing it, and writes the count as its last word; crashes at
+    ``crash_at`` if given (a crashed run of the agent has no last word)."""
+
+    def on_start(self) -> None:
+        self.ticks = 0
+        self.at_end(lambda: self.emit("agent_started", agent_kind=f"last word: {self.ticks} ticks"))
+        for t in range(1, int(UNTIL) + 1):
+            self.env.timeout(float(t)).callbacks.append(self._tick)
+        if "crash_at" in self.params:
+            self.env.timeout(self.params["crash_at"]).callbacks.append(lambda _ev: self.crash())
+
+    def _tick(self, _ev) -> None:
+        self.ticks += 1
+
+
+def _counting_run(tmp_path, n_workers: int, until: float | None) -> list[dict]:
+    network = NetworkModel(3, Latency("uniform", 0.001, 0.004), [])
+    specs = [AgentSpec("counter", f"{__name__}:Counting"),
+             AgentSpec("crasher", f"{__name__}:Counting", {"crash_at": 2.5}), AgentSpec("mid", f"{__name__}:Receiver")]
+    groups = [specs] if n_workers == 1 else [specs[:1], specs[1:]]
+    workers = [Worker(i, 3, g, tmp_path) for i, g in enumerate(groups)]
+    net = SegmentWriter(tmp_path / "events", "net")
+    coordinator = SoleCoordinator if n_workers == 1 else Coordinator
+    coordinator([InprocLink(w) for w in workers], network, UNTIL, net).run()
+    for link in (InprocLink(w) for w in workers):
+        link.finish(until)
+    net.close()
+    return [e.as_dict() for e in open_run(tmp_path).events()]
+
+
+def test_a_run_that_reaches_its_end_gives_each_live_agent_its_last_word_at_that_time(tmp_path):
+    sole = _counting_run(tmp_path / "sole", 1, UNTIL)
+    assert sole == _counting_run(tmp_path / "two", 2, UNTIL)
+    words = [(e["t"], e["agent"], e["agent_kind"]) for e in sole if e.get("agent_kind", "").startswith("last word")]
+    # the tick at t = 5 is the run's end, not before it: four ticks; the crashed agent says nothing
+    assert words == [(UNTIL, "counter", "last word: 4 ticks")]
+    # finished without the run's end (a failed or interrupted run): no last word
+    unfinished = _counting_run(tmp_path / "cut", 1, None)
+    assert not [e for e in unfinished if e.get("agent_kind", "").startswith("last word")]
+    assert [e for e in unfinished if e["kind"] == "agent_stopped"] == [e for e in sole if e["kind"] == "agent_stopped"]

@@ -44,6 +44,7 @@ SCHEMA = declared_schema(
         "consume_progress": ("queue", "mode", "consumed", "offset", "ranges"),
         "pop_revived": ("queue", "messages"),
         "rebalance_result": ("trigger", "changed", "balanced"),
+        "rebalances_unchanged": ("runs",),
         "rebalance_skipped": ("reason",),
         "channel_expired": ("cid",),
         "consumer_ids_changed_notified": ("cause",),
@@ -105,6 +106,9 @@ class RocketMQFigures(ModelFigures):
             "consumer_ids_changed_notified": Key(key_cause, ("cause",)),
         }
 
+    def tally_extras(self) -> dict[str, tuple[str, str]]:
+        return {"runs": ("runs", "sum")}  # the timer rebalances a rebalances_unchanged record counts
+
     def parts(self) -> list[Part]:
         return [
             Part("allocation", ALLOCATION_KINDS, PART_BASE + ("broker", "subscription", "queues", "rate_per_queue", "queue",
@@ -121,6 +125,13 @@ class RocketMQFigures(ModelFigures):
             return tally[tally["kind"] == kind]
 
         rebalances = rows("rebalance_result")
+        by_trigger = counts_by(rebalances, "key")
+        # timer rebalances counted instead of written (workload.trace_unchanged_rebalances = false) are the results
+        # "timer:unchanged" they stand for
+        unchanged = int(rows("rebalances_unchanged")["runs"].fillna(0).sum())
+        if unchanged:
+            by_trigger["timer:unchanged"] = by_trigger.get("timer:unchanged", 0) + unchanged
+            by_trigger = dict(sorted(by_trigger.items()))
         per_queue = alloc.get("queues", {}).get("per_queue", {})
         for q, d in dups.get("by_queue", {}).items():
             per_queue.setdefault(q, {})["duplicates"] = d
@@ -128,8 +139,8 @@ class RocketMQFigures(ModelFigures):
             **alloc,
             "duplicates": dups,
             "rebalances": {
-                "count": int(rebalances["count"].sum()),
-                "by_trigger": counts_by(rebalances, "key"),
+                "count": int(rebalances["count"].sum()) + unchanged,
+                "by_trigger": by_trigger,
                 "skipped": counts_by(rows("rebalance_skipped"), "key"),
                 "notifications": counts_by(rows("consumer_ids_changed_notified"), "key"),
                 "channels_expired": int(rows("channel_expired")["count"].sum()),

@@ -281,11 +281,16 @@ def analysed(spark, tmp_path_factory, trace_builder):
         reals.append(base / name)
         subprocess.run([sys.executable, "-m", "clusteremu", "run", name, "--out", str(reals[-1]), "--until", "400", "--quiet"],
                        check=True, capture_output=True, timeout=300)
+    # the first one again with its unchanged timer rebalances counted, not written (analysed, not compared)
+    counted = base / "counted"
+    subprocess.run([sys.executable, "-m", "clusteremu", "run", reals[0].name, "--out", str(counted), "--until", "400",
+                    "--set", "workload.trace_unchanged_rebalances=false", "--quiet"],
+                   check=True, capture_output=True, timeout=300)
     dirs = [hand, *reals]
     with registered():
-        infos = [open_run_info(i, d) for i, d in enumerate(dirs)]
+        infos = [open_run_info(i, d) for i, d in enumerate([*dirs, counted])]
         analyses = analyze(spark, infos, AnalysisOptions(settle_window_s=UNTIL - WINDOW_START))
-        for a, d in zip(analyses, dirs):
+        for a, d in zip(analyses, [*dirs, counted]):
             write_analysis(a, d / ANALYSIS_DIR)
         summaries = load_summaries(dirs, analyze_missing=False)
         result = comparison(group_runs(summaries, "strategy"), "strategy")
@@ -294,7 +299,7 @@ def analysed(spark, tmp_path_factory, trace_builder):
 
 @pytest.mark.spark
 def test_the_spark_job_gives_the_parts_figures_and_a_ranking(analysed):
-    (hand, avg, pop), (a, b, c), result = analysed
+    (hand, avg, pop), (a, b, c, counted), result = analysed
     s = a.summary
     assert s["partial"] is False and s["problems"] == []
     assert s["run"]["strategy"] == "AllocateMessageQueueAveragely" and s["options"]["change_merge_s"] == 15.0
@@ -316,6 +321,11 @@ def test_the_spark_job_gives_the_parts_figures_and_a_ranking(analysed):
         assert g["orphan"]["seconds"] == pytest.approx(views.orphan_seconds(), abs=1e-9)
         assert g["lag"]["max"] == pytest.approx(views.max_lag())
     assert b.summary["figures"]["duplicates"]["messages"] == pytest.approx(Trace(avg).views.duplicates_total())
+    # Timer rebalances counted instead of written are the same figures; the events read are fewer.
+    g, h = b.summary["figures"], counted.summary["figures"]
+    assert g["rebalances"]["by_trigger"]["timer:unchanged"] > 10
+    assert h["rebalances"] == g["rebalances"] and h["overlap"] == g["overlap"] and h["lag"] == g["lag"]
+    assert h["events"]["total"] < g["events"]["total"]
     rows = {r["strategy"]: r["criteria"] for r in result["rows"]}
     assert rows["AllocateMessageQueueAveragely+POP"]["overlap"]["grade"] == "good"
     assert rows["AllocateMessageQueueAveragely+POP"]["duplicates"]["figure"] == 0.0

@@ -1,0 +1,51 @@
+"""``workload.trace_unchanged_rebalances = false``: a timer rebalance that changed nothing is counted, not written.
+
+The model runs exactly as with every result written: the trace differs only in those results, and each consumer's
+``rebalances_unchanged`` records account for every one of them, in order, before its next written result, when it
+stops or crashes, and at the run's end, whatever the placement of the agents.
+"""
+from __future__ import annotations
+
+import pytest
+
+from clusteremu.emulator.trace.query import Trace
+
+COUNTED = {"workload.trace_unchanged_rebalances": False}
+
+
+def _unchanged(e) -> bool:
+    return (e.kind == "rebalance_result" and e.trigger == "timer" and e.balanced
+            and not (e.added or e.removed or e.failed))
+
+
+def _rest(events) -> list[tuple]:
+    return [(e.t, e.agent, e.kind, e.fields) for e in events]
+
+
+@pytest.mark.parametrize("name, until, agents", [("rocketmq-crash-circle", 400.0, "procs:2"),
+                                                 ("rocketmq-rolling-restart-averagely", 600.0, "inproc")])
+def test_counted_rebalances_are_the_written_ones_that_changed_nothing(emulate, name, until, agents):
+    written = list(Trace(emulate(name, until=until)).events)
+    counted = list(Trace(emulate(name, until=until, agents=agents, **COUNTED)).events)
+    elided = [e for e in written if _unchanged(e)]
+    records = [e for e in counted if e.kind == "rebalances_unchanged"]
+    assert len(elided) > 50 and records
+    # everything else, field for field
+    assert _rest(e for e in written if not _unchanged(e)) == _rest(e for e in counted if e.kind != "rebalances_unchanged")
+    assert not [e for e in counted if _unchanged(e)]
+    for consumer in sorted({e.agent for e in elided} | {e.agent for e in records}):
+        times = [e.t for e in elided if e.agent == consumer]
+        mine = [e for e in records if e.agent == consumer]
+        assert sum(r.runs for r in mine) == len(times), consumer
+        results = [e.t for e in counted if e.agent == consumer and e.kind in ("rebalance_result", "rebalance_skipped")]
+        stops = [e.t for e in counted if e.agent == consumer and e.kind == "agent_stopped"]
+        i = 0
+        for r in mine:
+            span = times[i:i + r.runs]
+            i += r.runs
+            assert (r.first_t, r.last_t) == (span[0], span[-1]), (consumer, r)
+            # written at the first of: the consumer's next written result, its stop, the run's end
+            after = [t for t in results + stops if t >= r.last_t]
+            assert r.t == min(after, default=until), (consumer, r)
+    # the run's end: every consumer alive with a count pending says it then
+    assert any(r.t == until for r in records)
