@@ -130,6 +130,29 @@ class CidLists:
         self.known[broker] = max(self.known.get(broker, 0), int(version))
         self.last_change = self.c.now
 
+    def steady_until(self, brokers: Iterable[str], cids: Iterable[str]) -> float | None:
+        """Whether a timer rebalance would take the held list of every broker of ``brokers`` now, each of them
+        ``cids``: then the earliest time from which one would not by time alone (a stop of the consumer or a
+        network condition coming within the idle time: ``math.inf`` if none), else None. Until then only a change
+        heard of (:meth:`heard`) makes a timer rebalance read for real."""
+        want = set(cids)
+        horizon = math.inf
+        window = max(self.timeout_s, self.idle_s)
+        for b in brokers:
+            held = self._held(b, "timer")
+            if held is None or set(held[0]) != want:
+                return None
+            # _held refuses a read at r when a stop lies in [r, r + window], or a condition on the link that
+            # began before r + window ends after the list was read: neither holds now, so both lie ahead
+            for s, e in self._conditions(b):
+                if e > held[2]:
+                    horizon = min(horizon, s - window)
+        now = self.c.now
+        for t in self.stops:
+            if t >= now:
+                horizon = min(horizon, t - window)
+        return horizon
+
     # -- internals ------------------------------------------------------------------------------------------
     def _store(self, broker: str, cids: list[str], version: int, now: float) -> None:
         held = self.lists.get(broker)

@@ -54,7 +54,7 @@ from clusteremu.emulator.executor import FIXED_RATE
 from clusteremu.emulator.jvm import JvmAgent
 from clusteremu.emulator.messages import Message
 from clusteremu.emulator.rng import keyed_rng
-from clusteremu.emulator.timer import call_later
+from clusteremu.emulator.timer import call_at, call_later
 from clusteremu.emulator.trace.kinds import declare
 from clusteremu.strategies.rocketmq import AllocationArgumentError
 
@@ -66,6 +66,7 @@ from .names import client_id, consumer_index, parse_queue_key, queue_of
 from .persists import OffsetPersists
 from .rebalance import allocate_view, make_strategy, share, sorted_cids, sorted_route
 from .route_poll import RoutePoll
+from .steady_rebalances import SteadyRebalances
 from .running import PID_KEY, group_client_ids
 
 __all__ = ["Consumer", "TURN"]
@@ -191,6 +192,7 @@ class Consumer(JvmAgent):
         self.local_offsets: dict[str, float] = {}
         self.restarts = RollingRestarts(self)
         self.fluid: ClosedFormConsumption | None = None
+        self._steady: SteadyRebalances | None = None
 
     # -- life cycle ---------------------------------------------------------------------------------------
     def on_start(self) -> None:
@@ -233,6 +235,10 @@ class Consumer(JvmAgent):
         self._unchanged: list | None = None if p["trace_unchanged_rebalances"] else [0, 0.0, 0.0]
         if self._unchanged is not None:
             self.at_end(self._write_unchanged)
+        #: counted timer rebalances counted without running while the group is steady (:mod:`.steady_rebalances`)
+        self._steady = SteadyRebalances(self, seconds(self.cfg, "rocketmq.client.rebalance.waitInterval")) \
+            if (self._unchanged is not None and self.cid_lists.held and p["client_version"] != "5"
+                and not self.server_side and not self.orderly and self.cfg["messageModel"] == "CLUSTERING") else None
         self.spawn(self._boot())
 
     def _boot(self) -> Generator:
@@ -370,6 +376,8 @@ class Consumer(JvmAgent):
             self.fluid.pause(self.now)
             paused_at, caught_up = self.now, self.fluid.caught_up()
         super().stop_the_world(duration, cause)
+        if self._steady is not None and self.alive:
+            self._steady.paused()
         if starts:
             fluid = self.fluid
 
@@ -398,6 +406,8 @@ class Consumer(JvmAgent):
             self._wakeup("notify")
         elif msg.kind == CID_LIST_CHANGED:
             self.cid_lists.heard(msg.src, msg.body["version"])
+            if self._steady is not None:
+                self._steady.changed()
         elif msg.kind == TURN:
             self.restarts.on_turn(msg.body)
 
@@ -416,6 +426,8 @@ class Consumer(JvmAgent):
         # RebalanceImpl sorts mqAll on every rebalance; the order depends on the route only, so once per route.
         self.mq_set, self.mq_all = sorted_route(self.topic, queue_datas)
         self.route_changed_t = self.now
+        if self._steady is not None:
+            self._steady.changed()
         self.emit("route_updated", cid=self.cid, brokers=self.route_brokers, queues=len(self.mq_set),
                   previous_queues=previous)
 
@@ -448,9 +460,9 @@ class Consumer(JvmAgent):
         group_phase = float(keyed_rng(self.seed, self.group, "rebalance-phase").uniform(0.0, wait))
         return group_phase + float(self.rng("rebalance-phase").uniform(0.0005, 0.002))
 
-    def _wait_for_running(self, interval: float) -> Generator:
+    def _wait_for_running(self, interval: float = 0.0, at: float | None = None) -> Generator:
         """``ServiceThread.waitForRunning``: return at once if woken since the last wait, else after
-        ``interval`` or at the wake-up; returns the trigger."""
+        ``interval`` (or at the time ``at``, a timer set earlier) or at the wake-up; returns the trigger."""
         if not self._notified:
             # env.any_of([waiter, env.timeout(interval)]) without the condition's bookkeeping: the same entries
             # in the same places of the event sequence (the timeout's at once, the resumption's when the first
@@ -464,7 +476,10 @@ class Consumer(JvmAgent):
 
             waiter = self._waiter = env.event()
             waiter.callbacks.append(first)
-            call_later(env, interval, first)
+            if at is None:
+                call_later(env, interval, first)
+            else:
+                call_at(env, at, first)
             yield resumed
             self._waiter = None
             yield from self.runnable()
@@ -479,7 +494,11 @@ class Consumer(JvmAgent):
         wait, last = (wait_interval if first_wait is None else first_wait), -math.inf
         carry = ""  # a wake-up deferred by the 5.x minimum interval, or a retry while unbalanced
         while True:
-            trigger = yield from self._wait_for_running(wait)
+            steady = self._steady
+            if steady is not None and steady.active:
+                trigger = yield from steady.wait()
+            else:
+                trigger = yield from self._wait_for_running(wait)
             wait = wait_interval
             if trigger == "timer" and carry:
                 trigger = carry
@@ -501,8 +520,19 @@ class Consumer(JvmAgent):
         self.emit("rebalance_skipped", cid=self.cid, trigger=trigger, reason=reason, cid_source=source)
         return False
 
+    def _count_unchanged(self, t: float) -> None:
+        """One more timer rebalance that changed nothing, ended at ``t``."""
+        u = self._unchanged
+        if not u[0]:
+            u[1] = t
+        u[0] += 1
+        u[2] = t
+
     def _write_unchanged(self) -> None:
-        """The count of timer rebalances that changed nothing, if any since the last written result."""
+        """The count of timer rebalances that changed nothing, if any since the last written result (the
+        steady ones due before now counted first)."""
+        if self._steady is not None:
+            self._steady.count_until(self.now)
         u = self._unchanged
         if u is not None and u[0]:
             self.emit("rebalances_unchanged", cid=self.cid, runs=u[0], first_t=u[1], last_t=u[2])
@@ -543,12 +573,10 @@ class Consumer(JvmAgent):
         added, removed, failed = yield from self._update_process_queue_table(allocated, mode)
         held = sorted(self.pqs)
         balanced = set(held) == set(allocated)
-        u = self._unchanged
-        if u is not None and trigger == "timer" and balanced and not (added or removed or failed):
-            if not u[0]:
-                u[1] = self.now
-            u[0] += 1
-            u[2] = self.now
+        if self._unchanged is not None and trigger == "timer" and balanced and not (added or removed or failed):
+            self._count_unchanged(self.now)
+            if self._steady is not None:
+                self._steady.enter(cid_all)
             return balanced
         self._write_unchanged()
         self.emit("rebalance_result", cid=self.cid, trigger=trigger, rebalance="server" if self.server_side else "client",

@@ -9,6 +9,9 @@ from __future__ import annotations
 import pytest
 
 from clusteremu.emulator.trace.query import Trace
+from clusteremu.scenarios.loader import load_scenario
+
+from ...shrink import SHRINK
 
 COUNTED = {"workload.trace_unchanged_rebalances": False}
 
@@ -49,3 +52,31 @@ def test_counted_rebalances_are_the_written_ones_that_changed_nothing(emulate, n
             assert r.t == min(after, default=until), (consumer, r)
     # the run's end: every consumer alive with a count pending says it then
     assert any(r.t == until for r in records)
+
+
+def test_steady_groups_count_their_timer_rebalances_without_running_them_to_the_same_trace(emulate):
+    """``rocketmq-large`` shrunk (held client-id lists, leases): while a group is steady its consumers' timer
+    rebalances are counted without running (agents/rocketmq/steady_rebalances.py). Its trace is the one whose
+    results are all written, less those results, through a running start, young pauses, a 40 s pause of one
+    consumer (a stop coming within the channel's idle time, and a pause longer than waitInterval), a scale-out
+    and a crash, at two placements."""
+    faults = ('faults=[{kind="scale_out", at=1200.0, agents=["consumer-9", "consumer-10"]}, '
+              '{kind="pause", at=600.0, duration_s=40.0, agents=["consumer-5"]}, '
+              '{kind="crash", at=2400.0, agents=["consumer-3"]}]')
+    large = load_scenario("rocketmq-large", [*SHRINK["rocketmq-large"], faults])
+    written = Trace(emulate(large, until=3000.0, **{"workload.trace_unchanged_rebalances": True})).events
+    for agents in ("inproc", "procs:2"):
+        counted = Trace(emulate(large, until=3000.0, agents=agents)).events
+        elided = [e for e in written if _unchanged(e)]
+        records = [e for e in counted if e.kind == "rebalances_unchanged"]
+        assert len(elided) > 500
+        assert _rest(e for e in written if not _unchanged(e)) == \
+            _rest(e for e in counted if e.kind != "rebalances_unchanged"), agents
+        for consumer in sorted({e.agent for e in elided}):
+            times = [e.t for e in elided if e.agent == consumer]
+            spans = [(r.first_t, r.last_t, r.runs) for r in records if r.agent == consumer]
+            i = 0
+            for first_t, last_t, runs in spans:
+                assert (first_t, last_t) == (times[i], times[i + runs - 1]), consumer
+                i += runs
+            assert i == len(times), consumer

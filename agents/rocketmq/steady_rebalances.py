@@ -1,0 +1,125 @@
+"""The timer rebalances of a consumer in a steady group, counted without being run one by one.
+
+With ``workload.trace_unchanged_rebalances = false`` a timer rebalance that changes nothing is counted, not
+written (``rebalances_unchanged``); with ``workload.cid_lists = "lease"`` such a rebalance also sends nothing: it
+takes the client-id list it holds of the broker it draws. Once a counted rebalance finds every broker of its
+route holding the same list, the ones that follow would find the same until something they read changes, so
+:class:`SteadyRebalances` counts them at their times instead of running them: the RebalanceService process waits
+for a change, not for each ``waitInterval``.
+
+Components: :class:`SteadyRebalances`, one per start of a consumer.
+
+Why the counted runs are the ones the one-by-one service runs, at the same times, with the same effects:
+
+* **Their times.** ``ServiceThread.waitForRunning`` waits ``waitInterval`` from the end of the previous run (a
+  counted run takes no time: it sends nothing), and a run due during a stop-the-world pause runs when the pause
+  ends. The next run is due at ``next_r`` (the same float sum as the process's timer: ``now + waitInterval``); a
+  pause that begins before it and ends at or after it (a young GC, a pause fault, or one extended) hands the
+  service back to the process, whose timer then fires inside the pause and waits for its end, as the one-by-one
+  service does. Runs are counted up to a time whenever the count is read: a change, the consumer's stop or crash,
+  the run's end.
+* **Their effects.** A counted run draws its broker (``findBrokerAddrByTopic``, the consumer's keyed stream) and
+  counts itself; nothing else. The draws are made at the counting, in order, so the stream is where the one-by-one
+  runs would have left it for the next real rebalance (and for the next start of the consumer).
+* **What ends it.** Whatever could make the next run do something hands the service back to the process, which
+  then waits for that run at its due time: a wake-up (``NOTIFY_CONSUMER_IDS_CHANGED``: the process runs at once, as
+  it would have), a new route (``route_updated``), a change of the group's client-id list heard from any broker
+  (:meth:`.cid_lists.CidLists.heard`), and the time from which a held list would be refused by time alone (a
+  stop of the consumer or a network condition coming within the channel's idle time:
+  :meth:`.cid_lists.CidLists.steady_until`). The queues held change only by a rebalance or a stop.
+
+Only the 4.9 service of a client-side CLUSTERING consumer that is not orderly, with held lists and the counts,
+does this; otherwise every run is run.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Generator
+
+from clusteremu.emulator.timer import call_at
+
+if TYPE_CHECKING:
+    from .consumer import Consumer
+
+__all__ = ["SteadyRebalances"]
+
+
+class SteadyRebalances:
+    """RebalanceService's timer runs of one start of ``consumer`` while they cannot change anything."""
+
+    def __init__(self, consumer: "Consumer", wait_interval: float) -> None:
+        self.c = consumer
+        self.wait_interval = wait_interval
+        #: counting: the next run is due at ``next_r`` and the process waits for a change (see the module docs)
+        self.active = False
+        self.next_r = math.inf
+        self._horizon = math.inf
+
+    def enter(self, cids: tuple[str, ...]) -> None:
+        """After a counted run (now) that allocated from ``cids``: count the next ones too, if nothing they read
+        can change before the next is due but what hands the service back."""
+        c = self.c
+        if c._notified:
+            return
+        horizon = c.cid_lists.steady_until(c.route_brokers, cids)
+        next_r = c.now + self.wait_interval
+        if horizon is None or horizon <= next_r:
+            return
+        self.active, self.next_r, self._horizon = True, next_r, horizon
+
+    def count_until(self, t: float) -> None:
+        """Count the runs due before ``t``, each drawing its broker as the run would."""
+        if not self.active:
+            return
+        c = self.c
+        draw = c.rng("findBrokerAddrByTopic").integers
+        n = len(c.route_brokers)
+        interval = self.wait_interval
+        r = self.next_r
+        while r < t:
+            draw(0, n)
+            c._count_unchanged(r)
+            r = r + interval
+        self.next_r = r
+
+    def changed(self) -> None:
+        """Something the runs read changed now: the next run is run (the process waits for it)."""
+        if self.active:
+            waiter = self.c._waiter
+            if waiter is not None and not waiter.triggered:
+                waiter.succeed()
+
+    def paused(self) -> None:
+        """A pause began or was extended (now): the run due before its end runs after it, as the process's does."""
+        if self.active:
+            until = self.c.gate.closed_until
+            self.count_until(self.c.now)
+            if until is not None and self.next_r <= until:
+                self.changed()
+
+    def wait(self) -> Generator:
+        """What the process waits in place of ``_wait_for_running`` while counting: a change, then the next run
+        as the one-by-one service would run it; returns its trigger."""
+        c = self.c
+        env = c.env
+        resumed = env.event()
+
+        def first(_ev: object) -> None:
+            if not resumed.triggered:
+                resumed.succeed()
+
+        waiter = c._waiter = env.event()
+        waiter.callbacks.append(first)
+        if math.isfinite(self._horizon):
+            call_at(env, max(env.now, self._horizon), first)
+        yield resumed
+        c._waiter = None
+        self.count_until(env.now)
+        self.active = False
+        if c._notified:
+            # woken: the process would have been woken now in its wait, and runs once the gate is open
+            yield from c.runnable()
+            c._notified = False
+            return c._wake_cause
+        # the process's own timer for the next run, set when the last run ended
+        return (yield from c._wait_for_running(at=self.next_r))
