@@ -72,8 +72,17 @@ class Heartbeats:
         for b in list(self.c.route_brokers):
             yield from self.one(b)
 
-    def periodic(self) -> Generator:
-        """The ``heartbeatBrokerInterval`` task: real heartbeats, or leases where the client is registered."""
+    def periodic(self) -> Generator | None:
+        """The ``heartbeatBrokerInterval`` task: real heartbeats, or leases where the client is registered. A run
+        whose every heartbeat is a running lease's keep-alive does nothing and returns None: the executor runs it
+        without a process, at the same instant (the steady state's run, every 30 s of every consumer)."""
+        brokers = self.c.route_brokers
+        if self.lease and len(self.leases) == len(brokers) and all(
+                (lease := self.leases.get(b)) is not None and lease.state != "ended" for b in brokers):
+            return None
+        return self._periodic()
+
+    def _periodic(self) -> Generator:
         if not self.lease:
             yield from self.all()
             return
