@@ -130,18 +130,24 @@ class CidLists:
         self.known[broker] = max(self.known.get(broker, 0), int(version))
         self.last_change = self.c.now
 
-    def steady_until(self, brokers: Iterable[str], cids: Iterable[str]) -> float | None:
-        """Whether a timer rebalance would take the held list of every broker of ``brokers`` now, each of them
-        ``cids``: then the earliest time from which one would not by time alone (a stop of the consumer or a
-        network condition coming within the idle time: ``math.inf`` if none), else None. Until then only a change
-        heard of (:meth:`heard`) makes a timer rebalance read for real."""
+    def steady_view(self, brokers: Iterable[str], cids: Iterable[str]) -> tuple[set[str], float] | None:
+        """What a timer rebalance would take now: the brokers of ``brokers`` whose held list it would take and is
+        ``cids`` (the others it would read, or find another list), and the earliest time from which it would take
+        none of them by time alone (a stop of the consumer, or a network condition on one of those links, coming
+        within the idle time: ``math.inf`` if none). None while it takes no held list at all (a change heard of
+        within twice ``waitInterval``, or lists not held). Until then only a change heard of (:meth:`heard`)
+        changes the answer."""
+        if not self.held or self.c.now - self.last_change < self.quiet_s:
+            return None
         want = set(cids)
+        current: set[str] = set()
         horizon = math.inf
         window = max(self.timeout_s, self.idle_s)
         for b in brokers:
             held = self._held(b, "timer")
             if held is None or set(held[0]) != want:
-                return None
+                continue
+            current.add(b)
             # _held refuses a read at r when a stop lies in [r, r + window], or a condition on the link that
             # began before r + window ends after the list was read: neither holds now, so both lie ahead
             for s, e in self._conditions(b):
@@ -151,7 +157,7 @@ class CidLists:
         for t in self.stops:
             if t >= now:
                 horizon = min(horizon, t - window)
-        return horizon
+        return current, horizon
 
     # -- internals ------------------------------------------------------------------------------------------
     def _store(self, broker: str, cids: list[str], version: int, now: float) -> None:

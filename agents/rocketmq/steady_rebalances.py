@@ -2,10 +2,12 @@
 
 With ``workload.trace_unchanged_rebalances = false`` a timer rebalance that changes nothing is counted, not
 written (``rebalances_unchanged``); with ``workload.cid_lists = "lease"`` such a rebalance also sends nothing: it
-takes the client-id list it holds of the broker it draws. Once a counted rebalance finds every broker of its
-route holding the same list, the ones that follow would find the same until something they read changes, so
-:class:`SteadyRebalances` counts them at their times instead of running them: the RebalanceService process waits
-for a change, not for each ``waitInterval``.
+takes the client-id list it holds of the broker it draws. Once a counted rebalance finds the list it allocated
+from held of the brokers of its route, the ones that follow find the same until something they read changes, or
+until one draws a broker whose held list is stale (after a change, until a run draws it and reads it for real):
+:class:`SteadyRebalances` counts them at their times instead of running them, up to that one (found by drawing
+ahead on a copy of the consumer's keyed stream, :data:`LOOK_AHEAD` runs at most). The RebalanceService process
+waits for a change or that run, not for each ``waitInterval``.
 
 Components: :class:`SteadyRebalances`, one per start of a consumer.
 
@@ -26,7 +28,9 @@ Why the counted runs are the ones the one-by-one service runs, at the same times
   it would have), a new route (``route_updated``), a change of the group's client-id list heard from any broker
   (:meth:`.cid_lists.CidLists.heard`), and the time from which a held list would be refused by time alone (a
   stop of the consumer or a network condition coming within the channel's idle time:
-  :meth:`.cid_lists.CidLists.steady_until`). The queues held change only by a rebalance or a stop.
+  :meth:`.cid_lists.CidLists.steady_view`), and the run that draws a broker whose list is stale (its time is
+  the counted runs' grid: a pause that would move it hands the service back first). The queues held change only
+  by a rebalance or a stop.
 
 Only the 4.9 service of a client-side CLUSTERING consumer that is not orderly, with held lists and the counts,
 does this; otherwise every run is run.
@@ -36,12 +40,25 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Generator
 
+import numpy as np
+
 from clusteremu.emulator.timer import call_at
 
 if TYPE_CHECKING:
     from .consumer import Consumer
 
-__all__ = ["SteadyRebalances"]
+__all__ = ["LOOK_AHEAD", "SteadyRebalances"]
+
+#: runs looked ahead for the first that draws a broker whose list is stale (the lookahead's cost is bounded; the
+#: run after them is run, and counting resumes after it)
+LOOK_AHEAD = 64
+
+
+def _copy(g: np.random.Generator) -> np.random.Generator:
+    """A generator that draws what ``g`` would draw next, leaving ``g`` as it is."""
+    bits = type(g.bit_generator)()
+    bits.state = g.bit_generator.state
+    return np.random.Generator(bits)
 
 
 class SteadyRebalances:
@@ -56,14 +73,35 @@ class SteadyRebalances:
         self._horizon = math.inf
 
     def enter(self, cids: tuple[str, ...]) -> None:
-        """After a counted run (now) that allocated from ``cids``: count the next ones too, if nothing they read
-        can change before the next is due but what hands the service back."""
+        """After a counted run (now) that allocated from ``cids``: count the next ones too, up to the first that
+        would read a list (or until what hands the service back happens first)."""
         c = self.c
         if c._notified:
             return
-        horizon = c.cid_lists.steady_until(c.route_brokers, cids)
-        next_r = c.now + self.wait_interval
-        if horizon is None or horizon <= next_r:
+        view = c.cid_lists.steady_view(c.route_brokers, cids)
+        if view is None:
+            return
+        current, horizon = view
+        interval = self.wait_interval
+        next_r = c.now + interval
+        brokers = c.route_brokers
+        if len(current) < len(brokers):
+            # Some brokers' lists are stale (after a change, until a run draws them): the runs ahead are counted
+            # up to the first that draws one of those. Which one that is, the consumer's keyed stream says: look
+            # ahead on a copy of it (the runs themselves draw from the stream as they are counted).
+            ahead = _copy(c.rng("findBrokerAddrByTopic"))
+            n = len(brokers)
+            r = next_r
+            for _ in range(LOOK_AHEAD):
+                if r >= horizon:
+                    break
+                if brokers[int(ahead.integers(0, n))] not in current:
+                    horizon = r  # that run reads: the process runs it
+                    break
+                r = r + interval
+            else:
+                horizon = min(horizon, r)
+        if horizon <= next_r:
             return
         self.active, self.next_r, self._horizon = True, next_r, horizon
 
