@@ -405,9 +405,9 @@ class Consumer(JvmAgent):
             self.cid_lists.heard(msg.src, msg.body.get("version"))
             self._wakeup("notify")
         elif msg.kind == CID_LIST_CHANGED:
-            self.cid_lists.heard(msg.src, msg.body["version"])
             if self._steady is not None:
                 self._steady.changed()
+            self.cid_lists.heard(msg.src, msg.body["version"])
         elif msg.kind == TURN:
             self.restarts.on_turn(msg.body)
 
@@ -420,14 +420,14 @@ class Consumer(JvmAgent):
         sig = (self.topic, tuple(brokers), tuple(tuple(q) for q in queue_datas))
         if sig == self.route_sig:
             return
+        if self._steady is not None:
+            self._steady.changed()  # the runs before now drew from the route they had
         previous = len(self.mq_set) if self.mq_set is not None else -1
         self.route_sig = sig
         self.route_brokers = list(brokers)
         # RebalanceImpl sorts mqAll on every rebalance; the order depends on the route only, so once per route.
         self.mq_set, self.mq_all = sorted_route(self.topic, queue_datas)
         self.route_changed_t = self.now
-        if self._steady is not None:
-            self._steady.changed()
         self.emit("route_updated", cid=self.cid, brokers=self.route_brokers, queues=len(self.mq_set),
                   previous_queues=previous)
 

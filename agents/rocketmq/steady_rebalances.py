@@ -121,8 +121,10 @@ class SteadyRebalances:
         self.next_r = r
 
     def changed(self) -> None:
-        """Something the runs read changed now: the next run is run (the process waits for it)."""
+        """Something the runs read changes now (called before it does: the runs due before now count with what
+        they read then): the next run is run (the process waits for it)."""
         if self.active:
+            self.count_until(self.c.now)
             waiter = self.c._waiter
             if waiter is not None and not waiter.triggered:
                 waiter.succeed()
