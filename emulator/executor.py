@@ -21,7 +21,12 @@ brings back the first skipped run that the one thread would not have run yet —
 one due before it that waits behind a busy task or a pause (Java runs overdue runs late, not never). The runs
 that are skipped are the ones that would have found nothing to do, so the agent's events are those of the
 one-by-one runs, at the same times and in the same order on the thread. A pause that begins while a task
-skips brings its next run back too, so that the thread meets the pause when the one-by-one runs would have.
+skips brings its next run back too, so that the thread meets the pause when the one-by-one runs would have;
+``skip_until(t, idle=True)`` says more of the skipped runs — they return without a generator (they hold the
+thread for no time) and do nothing whenever they run before ``t``, late or not — so that only a pause that ends
+at or after ``t`` brings one back (the run it delays could act then): after a shorter one the thread is idle
+whether or not the delayed run ran, and a ``wake`` during a pause brings back the first run due since it began
+(overdue, it runs at the pause's end in its place among the others, as the one-by-one run would).
 """
 from __future__ import annotations
 
@@ -58,6 +63,8 @@ class ScheduledTask:
     last_started: float = field(default=-math.inf)
     executor: "ScheduledExecutor | None" = field(default=None, repr=False)
     skip_to: float = -math.inf  # set by skip_until during a run; applied when the run ends
+    skip_idle: bool = False  # set by skip_until(idle=True) during a run
+    idle_until: float = -math.inf  # while idle runs are skipped: they do nothing when run before this time
     skipped_from: int | None = None  # while runs are skipped: the index of the first skipped run
 
     def cancel(self) -> None:
@@ -67,14 +74,17 @@ class ScheduledTask:
         """When run ``k`` (0 = the first) of a fixed-rate task is due: from the start, never accumulated."""
         return self.start + k * self.period
 
-    def skip_until(self, t: float) -> None:
+    def skip_until(self, t: float, idle: bool = False) -> None:
         """Called during a run of this fixed-rate task: its runs due before ``t`` would do nothing unless
-        :meth:`wake` is called before them, so they are not run. A run due at or after ``t`` runs."""
+        :meth:`wake` is called before them, so they are not run. A run due at or after ``t`` runs. ``idle``:
+        those runs would also return no generator (they hold the thread for no time), so a pause does not bring
+        them back (see the module docs)."""
         if self.mode != FIXED_RATE:
             raise ValueError(f"{self.name}: only a fixed-rate task can skip its runs")
         if not math.isfinite(t):
             raise ValueError(f"{self.name}: skip_until needs a finite time, not {t}")
         self.skip_to = t
+        self.skip_idle = idle
 
     def wake(self) -> None:
         """What the task reads changed now: bring back its first skipped run that has not (virtually) run yet."""
@@ -243,7 +253,9 @@ class ScheduledExecutor:
         """Move ``st`` from its next run to its first run due at or after ``st.skip_to``."""
         first = st.runs
         k = self._first_due(st, first, sys.maxsize, st.skip_to)
+        st.idle_until = st.skip_to if st.skip_idle else -math.inf
         st.skip_to = -math.inf
+        st.skip_idle = False
         st.skipped_from = first
         st.runs = k
         st.time = st.due(k)
@@ -258,7 +270,13 @@ class ScheduledExecutor:
             return
         k, end = st.skipped_from, st.runs
         now = self.agent.env._now
-        if self._busy or self._waiting_gate:
+        gate = self.agent.gate
+        if st.idle_until > -math.inf and not self._busy and gate.closed_since is not None:
+            # In a pause its skipped runs stayed skipped through, the thread not busy: one due before the pause
+            # began ran at its time (the thread was free and open); one due since is overdue, and runs at the
+            # pause's end in its place among the other overdue runs.
+            k = self._first_due(st, k, end, gate.closed_since)
+        elif self._busy or self._waiting_gate:
             # The thread stopped at its last run: skipped runs ordered after it have not run.
             last = self._last_key
             k = self._first_due(st, k, end, last[0])
@@ -305,5 +323,8 @@ class ScheduledExecutor:
 
     def _pause_began(self) -> None:
         # The one-by-one runs would meet the pause at the first of them due from now: bring it back.
+        until = self.agent.gate.closed_until
         for st in list(self._skipping.values()):
-            self._unskip(st)
+            # an idle task's run delayed to the pause's end does nothing unless that end is past its time
+            if until is None or until >= st.idle_until:
+                self._unskip(st)

@@ -13,12 +13,13 @@ import simpy
 class RunnableGate:
     """Open, or closed until a virtual time; ``wait()`` yields until it is open."""
 
-    __slots__ = ("env", "_reopened", "_until", "_close_listeners")
+    __slots__ = ("env", "_reopened", "_until", "_since", "_close_listeners")
 
     def __init__(self, env: simpy.Environment) -> None:
         self.env = env
         self._reopened: simpy.Event | None = None
         self._until = 0.0
+        self._since = 0.0
         # called when a pause begins or is extended: the lease's stop detection
         self._close_listeners: list[Callable[[], None]] = []
 
@@ -30,6 +31,11 @@ class RunnableGate:
     def closed_until(self) -> float | None:
         """When the current pause ends, or None when open."""
         return None if self._reopened is None else self._until
+
+    @property
+    def closed_since(self) -> float | None:
+        """When the current pause began (extensions included), or None when open."""
+        return None if self._reopened is None else self._since
 
     def wait(self) -> Generator[simpy.Event, None, None]:
         """``yield from gate.wait()``: returns at once when open, else when the pause ends."""
@@ -64,6 +70,7 @@ class RunnableGate:
             return False
         self._reopened = self.env.event()
         self._until = until
+        self._since = self.env.now
         self.env.process(self._reopen())
         for callback in list(self._close_listeners):
             callback()

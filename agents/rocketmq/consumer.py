@@ -266,7 +266,8 @@ class Consumer(JvmAgent):
         persist = seconds(self.cfg, "persistConsumerOffsetInterval")
         self.route_poll.task = ex.schedule_periodic(mode, self.route_poll.periodic, first(0.01, poll), poll,
                                                     name="updateTopicRouteInfoFromNameServer")
-        ex.schedule_periodic(mode, self.heartbeats.periodic, first(1.0, beat), beat, name="sendHeartbeatToAllBroker")
+        self.heartbeats.task = ex.schedule_periodic(mode, self.heartbeats.periodic, first(1.0, beat), beat,
+                                                    name="sendHeartbeatToAllBroker")
         self.persists.task = ex.schedule_periodic(mode, self.persists.periodic, first(10.0, persist), persist,
                                                   name="persistAllConsumerOffset")
         if self.orderly:
@@ -422,6 +423,7 @@ class Consumer(JvmAgent):
             return
         if self._steady is not None:
             self._steady.changed()  # the runs before now drew from the route they had
+        self.heartbeats.wake()
         previous = len(self.mq_set) if self.mq_set is not None else -1
         self.route_sig = sig
         self.route_brokers = list(brokers)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generator
 
+from clusteremu.emulator.executor import ScheduledTask
 from clusteremu.emulator.lease import Lease
 
 from .config import seconds
@@ -43,7 +44,10 @@ from .names import heartbeat_lease_key
 if TYPE_CHECKING:
     from .consumer import Consumer
 
-__all__ = ["Heartbeats"]
+__all__ = ["Heartbeats", "IDLE_SKIP_S"]
+
+#: how far ahead a steady run of the task skips its idle runs (a real run then, which skips again)
+IDLE_SKIP_S = 86_400.0
 
 
 class Heartbeats:
@@ -56,6 +60,8 @@ class Heartbeats:
         self.registered: set[str] = set()
         #: broker -> the heartbeat lease with it
         self.leases: dict[str, Lease] = {}
+        #: the periodic task on the client's executor, once scheduled (its idle runs are skipped)
+        self.task: ScheduledTask | None = None
 
     def one(self, broker: str) -> Generator:
         """One real ``HEARTBEAT`` call (a synchronous request with ``mqClientApiTimeout``)."""
@@ -74,13 +80,21 @@ class Heartbeats:
 
     def periodic(self) -> Generator | None:
         """The ``heartbeatBrokerInterval`` task: real heartbeats, or leases where the client is registered. A run
-        whose every heartbeat is a running lease's keep-alive does nothing and returns None: the executor runs it
-        without a process, at the same instant (the steady state's run, every 30 s of every consumer)."""
+        whose every heartbeat is a running lease's keep-alive does nothing and returns None, and so do the runs
+        after it until the route changes or a lease ends (:meth:`wake`): they are skipped as idle runs (the
+        kernel executor's ``skip_until(idle=True)``; the steady state's run, every 30 s of every consumer)."""
         brokers = self.c.route_brokers
         if self.lease and len(self.leases) == len(brokers) and all(
                 (lease := self.leases.get(b)) is not None and lease.state != "ended" for b in brokers):
+            if self.task is not None:
+                self.task.skip_until(self.c.now + IDLE_SKIP_S, idle=True)
             return None
         return self._periodic()
+
+    def wake(self) -> None:
+        """What the task reads changed (the route, or a lease ended): its next run runs."""
+        if self.task is not None:
+            self.task.wake()
 
     def _periodic(self) -> Generator:
         if not self.lease:
@@ -107,4 +121,5 @@ class Heartbeats:
             # again (the lease is over; the next periodic run after the answer declares a new one).
             self.registered.discard(broker)
             self.leases.pop(broker, None)
+            self.wake()
             self.c.spawn(self.one(broker))
