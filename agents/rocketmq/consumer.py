@@ -466,27 +466,31 @@ class Consumer(JvmAgent):
         """``ServiceThread.waitForRunning``: return at once if woken since the last wait, else after
         ``interval`` (or at the time ``at``, a timer set earlier) or at the wake-up; returns the trigger."""
         if not self._notified:
-            # env.any_of([waiter, env.timeout(interval)]) without the condition's bookkeeping: the same entries
-            # in the same places of the event sequence (the timeout's at once, the resumption's when the first
-            # of the two fires), so nothing else moves
-            env = self.env
-            resumed = env.event()
-
-            def first(_ev: object) -> None:
-                if not resumed.triggered:
-                    resumed.succeed()
-
-            waiter = self._waiter = env.event()
-            waiter.callbacks.append(first)
-            if at is None:
-                call_later(env, interval, first)
-            else:
-                call_at(env, at, first)
-            yield resumed
-            self._waiter = None
+            yield from self._woken_or_timer(delay=interval if at is None else None, at=at)
             yield from self.runnable()
         woken, self._notified = self._notified, False
         return self._wake_cause if woken else "timer"
+
+    def _woken_or_timer(self, delay: float | None = None, at: float | None = None) -> Generator:
+        """Wait for a wake-up (``_waiter``) or a timer, whichever comes first: ``delay`` from now, or at the time
+        ``at`` (computed earlier, as a timer set then would be), or none. As ``env.any_of([waiter,
+        env.timeout(...)])`` without the condition's bookkeeping: the same entries in the same places of the event
+        sequence (the timer's at once, the resumption's when the first of the two fires), so nothing else moves."""
+        env = self.env
+        resumed = env.event()
+
+        def first(_ev: object) -> None:
+            if not resumed.triggered:
+                resumed.succeed()
+
+        waiter = self._waiter = env.event()
+        waiter.callbacks.append(first)
+        if at is not None:
+            call_at(env, at, first)
+        elif delay is not None:
+            call_later(env, delay, first)
+        yield resumed
+        self._waiter = None
 
     def _rebalance_service(self, first_wait: float | None = None) -> Generator:
         """``RebalanceService.run``; ``first_wait``: a running start's first wait (the service's phase)."""

@@ -42,8 +42,6 @@ from typing import TYPE_CHECKING, Generator
 
 import numpy as np
 
-from clusteremu.emulator.timer import call_at
-
 if TYPE_CHECKING:
     from .consumer import Consumer
 
@@ -142,18 +140,7 @@ class SteadyRebalances:
         as the one-by-one service would run it; returns its trigger."""
         c = self.c
         env = c.env
-        resumed = env.event()
-
-        def first(_ev: object) -> None:
-            if not resumed.triggered:
-                resumed.succeed()
-
-        waiter = c._waiter = env.event()
-        waiter.callbacks.append(first)
-        if math.isfinite(self._horizon):
-            call_at(env, max(env.now, self._horizon), first)
-        yield resumed
-        c._waiter = None
+        yield from c._woken_or_timer(at=max(env.now, self._horizon) if math.isfinite(self._horizon) else None)
         self.count_until(env.now)
         self.active = False
         if c._notified:
