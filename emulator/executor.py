@@ -77,8 +77,8 @@ class ScheduledTask:
     def skip_until(self, t: float, idle: bool = False) -> None:
         """Called during a run of this fixed-rate task: its runs due before ``t`` would do nothing unless
         :meth:`wake` is called before them, so they are not run. A run due at or after ``t`` runs. ``idle``:
-        those runs would also return no generator (they hold the thread for no time), so a pause does not bring
-        them back (see the module docs)."""
+        those runs also return no generator (they hold the thread for no time) and do nothing whenever they run
+        before ``t``, so that only a pause ending at or after ``t`` brings one back (see the module docs)."""
         if self.mode != FIXED_RATE:
             raise ValueError(f"{self.name}: only a fixed-rate task can skip its runs")
         if not math.isfinite(t):
