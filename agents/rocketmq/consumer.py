@@ -526,13 +526,13 @@ class Consumer(JvmAgent):
         self.emit("rebalance_skipped", cid=self.cid, trigger=trigger, reason=reason, cid_source=source)
         return False
 
-    def _count_unchanged(self, t: float) -> None:
-        """One more timer rebalance that changed nothing, ended at ``t``."""
+    def _count_unchanged(self, first: float, last: float, runs: int = 1) -> None:
+        """``runs`` more timer rebalances that changed nothing, the first ended at ``first``, the last at ``last``."""
         u = self._unchanged
         if not u[0]:
-            u[1] = t
-        u[0] += 1
-        u[2] = t
+            u[1] = first
+        u[0] += runs
+        u[2] = last
 
     def _write_unchanged(self) -> None:
         """The count of timer rebalances that changed nothing, if any since the last written result (the
@@ -580,7 +580,7 @@ class Consumer(JvmAgent):
         held = sorted(self.pqs)
         balanced = set(held) == set(allocated)
         if self._unchanged is not None and trigger == "timer" and balanced and not (added or removed or failed):
-            self._count_unchanged(self.now)
+            self._count_unchanged(self.now, self.now)
             if self._steady is not None:
                 self._steady.enter(cid_all)
             return balanced

@@ -104,19 +104,23 @@ class SteadyRebalances:
         self.active, self.next_r, self._horizon = True, next_r, horizon
 
     def count_until(self, t: float) -> None:
-        """Count the runs due before ``t``, each drawing its broker as the run would."""
+        """Count the runs due before ``t``, each drawing its broker as the run would (in one call: ``k`` draws
+        of ``integers(0, n)`` take the stream where ``integers(0, n, size=k)`` does,
+        ``tests/agents/rocketmq/test_steady_rebalances.py``)."""
         if not self.active:
             return
-        c = self.c
-        draw = c.rng("findBrokerAddrByTopic").integers
-        n = len(c.route_brokers)
         interval = self.wait_interval
-        r = self.next_r
+        r = first = last = self.next_r
+        k = 0
         while r < t:
-            draw(0, n)
-            c._count_unchanged(r)
+            last = r
+            k += 1
             r = r + interval
         self.next_r = r
+        if k:
+            c = self.c
+            c.rng("findBrokerAddrByTopic").integers(0, len(c.route_brokers), size=k)
+            c._count_unchanged(first, last, k)
 
     def changed(self) -> None:
         """Something the runs read changes now (called before it does: the runs due before now count with what
