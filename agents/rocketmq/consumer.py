@@ -14,7 +14,9 @@ Components: :class:`Consumer` and the event kinds it writes. Its parts, with the
   :mod:`.persists`);
 * ``RebalanceService``: waits ``rocketmq.client.rebalance.waitInterval`` or until woken (wake-ups are not lost),
   then rebalances; the 5.x loop retries after ``rocketmq.client.rebalance.minInterval`` while unbalanced;
-  woken at start and by ``NOTIFY_CONSUMER_IDS_CHANGED``;
+  woken at start and by ``NOTIFY_CONSUMER_IDS_CHANGED``; with ``workload.trace_unchanged_rebalances = false`` a
+  timer rebalance that changes nothing is counted (``rebalances_unchanged``), and while the group is steady the
+  service counts those runs without running them (:mod:`.steady_rebalances`);
 * ``RebalanceImpl.rebalanceByTopic``: its cached route's queues and the client ids of ONE broker of the route,
   picked at random (``findBrokerAddrByTopic``, the client's keyed rng; with ``workload.cid_lists = "lease"`` the
   list last read from that broker while the group is steady: :mod:`.cid_lists`), both sorted, through the configured
