@@ -237,10 +237,8 @@ class Consumer(JvmAgent):
         self._unchanged: list | None = None if p["trace_unchanged_rebalances"] else [0, 0.0, 0.0]
         if self._unchanged is not None:
             self.at_end(self._write_unchanged)
-        #: counted timer rebalances counted without running while the group is steady (:mod:`.steady_rebalances`)
-        self._steady = SteadyRebalances(self, seconds(self.cfg, "rocketmq.client.rebalance.waitInterval")) \
-            if (self._unchanged is not None and self.cid_lists.held and p["client_version"] != "5"
-                and not self.server_side and not self.orderly and self.cfg["messageModel"] == "CLUSTERING") else None
+        #: the timer rebalances counted without running while the group is steady (:mod:`.steady_rebalances`)
+        self._steady = SteadyRebalances.of(self)
         self.spawn(self._boot())
 
     def _boot(self) -> Generator:
@@ -453,6 +451,10 @@ class Consumer(JvmAgent):
         if not self._notified:
             self._notified = True
             self._wake_cause = cause
+        self._rouse()
+
+    def _rouse(self) -> None:
+        """End the service's wait now (a wake-up, or a change its steady counting cannot count through)."""
         if self._waiter is not None and not self._waiter.triggered:
             self._waiter.succeed()
 
@@ -470,6 +472,11 @@ class Consumer(JvmAgent):
         if not self._notified:
             yield from self._woken_or_timer(delay=interval if at is None else None, at=at)
             yield from self.runnable()
+        return self._trigger()
+
+    def _trigger(self) -> str:
+        """What a wait that ended now ran for: the wake-up's cause if woken since the last one (taken), else the
+        timer."""
         woken, self._notified = self._notified, False
         return self._wake_cause if woken else "timer"
 

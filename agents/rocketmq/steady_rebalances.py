@@ -42,6 +42,8 @@ from typing import TYPE_CHECKING, Generator
 
 import numpy as np
 
+from .config import seconds
+
 if TYPE_CHECKING:
     from .consumer import Consumer
 
@@ -61,6 +63,15 @@ def _copy(g: np.random.Generator) -> np.random.Generator:
 
 class SteadyRebalances:
     """RebalanceService's timer runs of one start of ``consumer`` while they cannot change anything."""
+
+    @classmethod
+    def of(cls, consumer: "Consumer") -> "SteadyRebalances | None":
+        """The steady counting of one start of ``consumer``, if its service does it (see the module docs)."""
+        p = consumer.params
+        if (consumer._unchanged is None or not consumer.cid_lists.held or p["client_version"] == "5"
+                or consumer.server_side or consumer.orderly or consumer.cfg["messageModel"] != "CLUSTERING"):
+            return None
+        return cls(consumer, seconds(consumer.cfg, "rocketmq.client.rebalance.waitInterval"))
 
     def __init__(self, consumer: "Consumer", wait_interval: float) -> None:
         self.c = consumer
@@ -127,9 +138,7 @@ class SteadyRebalances:
         they read then): the next run is run (the process waits for it)."""
         if self.active:
             self.count_until(self.c.now)
-            waiter = self.c._waiter
-            if waiter is not None and not waiter.triggered:
-                waiter.succeed()
+            self.c._rouse()
 
     def paused(self) -> None:
         """A pause began or was extended (now): the run due before its end runs after it, as the process's does."""
@@ -150,7 +159,6 @@ class SteadyRebalances:
         if c._notified:
             # woken: the process would have been woken now in its wait, and runs once the gate is open
             yield from c.runnable()
-            c._notified = False
-            return c._wake_cause
+            return c._trigger()
         # the process's own timer for the next run, set when the last run ended
         return (yield from c._wait_for_running(at=self.next_r))
