@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
 
+from . import collector
 from .messages import Message
 from .network import NetworkModel
 from .trace.writer import SegmentWriter
@@ -87,36 +88,37 @@ class Coordinator:
         stats = self.stats
         n_links = len(links)
         since = 0.0
-        while True:
-            t_next = min(next_times)
-            if pending and pending[0][0][0] < t_next:
-                t_next = pending[0][0][0]
-            if math.isinf(t_next) or t_next >= self.until:
-                break
-            end = min(t_next + L, self.until)
-            due: list[list[Message]] = [[] for _ in range(n_links)]
-            while pending and pending[0][0][0] < end:
-                _, msg = heapq.heappop(pending)
-                due[self._owner[msg.dst]].append(msg)
-            # Only workers with an event or a delivery in the window take part. An idle worker has nothing to run;
-            # ``since`` (the end of the previous window) brings its clock to where it would have been, so that
-            # deliveries are scheduled from the same "now" (the same float rounding) whatever was skipped.
-            active = [i for i in range(n_links) if due[i] or next_times[i] < end]
-            for i in active:
-                links[i].advance(end, due[i], since)
-            sent: list[Message] = []
-            for i in active:
-                out, next_times[i], n_events = links[i].result()
-                sent.extend(out)
-                stats.events += n_events
-            stats.windows += 1
-            stats.virtual_time = since = end
-            if sent:
-                self._route(sent)
-            self._pass_boundaries(end)
-            self._write_net_events()
-            if self._progress is not None:
-                self._report(end)
+        with collector.windows():
+            while True:
+                t_next = min(next_times)
+                if pending and pending[0][0][0] < t_next:
+                    t_next = pending[0][0][0]
+                if math.isinf(t_next) or t_next >= self.until:
+                    break
+                end = min(t_next + L, self.until)
+                due: list[list[Message]] = [[] for _ in range(n_links)]
+                while pending and pending[0][0][0] < end:
+                    _, msg = heapq.heappop(pending)
+                    due[self._owner[msg.dst]].append(msg)
+                # Only workers with an event or a delivery in the window take part. An idle worker has nothing to run;
+                # ``since`` (the end of the previous window) brings its clock to where it would have been, so that
+                # deliveries are scheduled from the same "now" (the same float rounding) whatever was skipped.
+                active = [i for i in range(n_links) if due[i] or next_times[i] < end]
+                for i in active:
+                    links[i].advance(end, due[i], since)
+                sent: list[Message] = []
+                for i in active:
+                    out, next_times[i], n_events = links[i].result()
+                    sent.extend(out)
+                    stats.events += n_events
+                stats.windows += 1
+                stats.virtual_time = since = end
+                if sent:
+                    self._route(sent)
+                self._pass_boundaries(end)
+                self._write_net_events()
+                if self._progress is not None:
+                    self._report(end)
         return self._finish()
 
     def _report(self, end: float) -> None:

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
+from .. import collector
 from ..messages import Message
 from ..network import NetworkModel
 from ..worker import Worker
@@ -113,43 +114,44 @@ class WindowLoop:
         clock = time.perf_counter
         started = clock()
         advance_s = exchange_s = 0.0
-        t_next, inbound = exchange(window, worker.next_time(), [[] for _ in range(n)])
-        while not (math.isinf(t_next) or t_next >= until):
-            for w in inbound:
-                msg = from_wire(w)
-                heappush(pending, (msg.delivery_key, msg))
-            end = min(t_next + L, until)
-            due: list[Message] = []
-            while pending and pending[0][0][0] < end:
-                due.append(heappop(pending)[1])
-            t0 = clock()
-            sent, candidate, n_events = worker.advance(end, due, since)
-            advance_s += clock() - t0
-            stats.events += n_events
-            stats.windows += 1
-            stats.virtual_time = since = end
-            outbound: list[list[list]] = [[] for _ in range(n)]
-            if sent:
-                # No sort into (send time, sender, sequence) order: a route depends only on the message and its
-                # sender's generator, and a sender's messages are in the outbox in its own sequence order.
-                stats.messages += len(sent)
-                for msg in sent:
-                    if not route(msg):
-                        stats.dropped += 1
-                        continue
-                    dst = owner[msg.dst]
-                    if dst == me:
-                        heappush(pending, (msg.delivery_key, msg))
-                    else:
-                        outbound[dst].append(msg.to_wire())
-                        if msg.deliver_t < candidate:
-                            candidate = msg.deliver_t
-            if pending and pending[0][0][0] < candidate:
-                candidate = pending[0][0][0]
-            window += 1
-            t0 = clock()
-            t_next, inbound = exchange(window, candidate, outbound)
-            exchange_s += clock() - t0
+        with collector.windows():
+            t_next, inbound = exchange(window, worker.next_time(), [[] for _ in range(n)])
+            while not (math.isinf(t_next) or t_next >= until):
+                for w in inbound:
+                    msg = from_wire(w)
+                    heappush(pending, (msg.delivery_key, msg))
+                end = min(t_next + L, until)
+                due: list[Message] = []
+                while pending and pending[0][0][0] < end:
+                    due.append(heappop(pending)[1])
+                t0 = clock()
+                sent, candidate, n_events = worker.advance(end, due, since)
+                advance_s += clock() - t0
+                stats.events += n_events
+                stats.windows += 1
+                stats.virtual_time = since = end
+                outbound: list[list[list]] = [[] for _ in range(n)]
+                if sent:
+                    # No sort into (send time, sender, sequence) order: a route depends only on the message and its
+                    # sender's generator, and a sender's messages are in the outbox in its own sequence order.
+                    stats.messages += len(sent)
+                    for msg in sent:
+                        if not route(msg):
+                            stats.dropped += 1
+                            continue
+                        dst = owner[msg.dst]
+                        if dst == me:
+                            heappush(pending, (msg.delivery_key, msg))
+                        else:
+                            outbound[dst].append(msg.to_wire())
+                            if msg.deliver_t < candidate:
+                                candidate = msg.deliver_t
+                if pending and pending[0][0][0] < candidate:
+                    candidate = pending[0][0][0]
+                window += 1
+                t0 = clock()
+                t_next, inbound = exchange(window, candidate, outbound)
+                exchange_s += clock() - t0
         stats.virtual_time = until
         stats.advance_s, stats.exchange_s, stats.loop_s = advance_s, exchange_s, clock() - started
         return stats

@@ -1,0 +1,121 @@
+"""The cyclic collector while windows run: off and frozen, then a full collection each time the tracked objects
+have grown enough, and everything as it was afterwards."""
+from __future__ import annotations
+
+import gc
+import weakref
+
+import pytest
+
+from clusteremu.emulator import collector
+from clusteremu.emulator.agent import Agent
+from clusteremu.emulator.coordinator import SoleCoordinator
+from clusteremu.emulator.models import AgentSpec
+from clusteremu.emulator.network import Latency, NetworkModel
+from clusteremu.emulator.trace.writer import SegmentWriter
+from clusteremu.emulator.transport.inproc import InprocLink
+from clusteremu.emulator.worker import Worker
+
+
+class _Node:
+    """An object that only the collector can free once it refers to itself."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def _cycle(dead: list) -> weakref.ref:
+    node = _Node()
+    return weakref.ref(node, lambda _ref: dead.append(True))
+
+
+def test_the_block_turns_automatic_collection_off_freezes_what_exists_and_restores_both():
+    assert gc.isenabled()
+    before = gc.get_freeze_count()
+    with collector.windows() as state:
+        assert not gc.isenabled()
+        assert gc.get_freeze_count() > before
+        assert state.limit == collector.MIN_GROWTH and state.collections == 0
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == before
+    gc.disable()
+    try:
+        with collector.windows():
+            pass
+        assert not gc.isenabled()  # a process that had it off keeps it off
+    finally:
+        gc.enable()
+
+
+def test_garbage_waits_for_the_growth_limit_then_one_full_collection_frees_it():
+    dead: list = []
+    with collector.windows(min_growth=5_000) as state:
+        ref = _cycle(dead)
+        collector.check()  # far below the limit: nothing collected
+        assert ref() is not None and state.collections == 0
+        kept = [[i] for i in range(6_000)]  # tracked objects that grow the heap past the limit
+        collector.check()
+        assert ref() is None and dead == [True]
+        assert state.collections == 1
+        # the next limit is a share of what that collection kept, never below the minimum
+        assert state.limit >= 5_000
+        assert gc.get_count()[0] < 100  # counting again from the collection
+        del kept
+
+
+def test_a_nested_block_keeps_the_outer_policy_and_leaves_it_in_force():
+    with collector.windows(min_growth=5_000) as outer:
+        with collector.windows(min_growth=10**9) as inner:
+            assert inner is outer
+        assert not gc.isenabled()
+        ref = _cycle([])
+        kept = [[i] for i in range(6_000)]
+        collector.check()
+        assert ref() is None and outer.collections == 1
+        del kept
+    assert gc.isenabled()
+
+
+def test_an_error_in_the_block_restores_the_collector():
+    with pytest.raises(ZeroDivisionError):
+        with collector.windows():
+            1 / 0
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    collector.check()  # outside any block: does nothing
+
+
+class Litterer(Agent):
+    """Leaves a cycle behind every 10 ms of virtual time, with a weak reference that notes when it is freed."""
+
+    freed: list[float] = []
+    refs: list[weakref.ref] = []
+
+    def on_start(self) -> None:
+        self.env.process(self._litter())
+
+    def _litter(self):
+        while True:
+            yield self.env.timeout(0.01)
+            for _ in range(50):
+                node = _Node()
+                Litterer.refs.append(weakref.ref(node, lambda _ref, env=self.env: Litterer.freed.append(env.now)))
+
+
+def test_a_run_collects_its_cyclic_garbage_between_windows_and_leaves_the_collector_as_it_was(tmp_path,
+                                                                                              monkeypatch):
+    monkeypatch.setattr(collector, "MIN_GROWTH", 20_000)
+    Litterer.freed, Litterer.refs = [], []
+    worker = Worker(0, 1, [AgentSpec("litter", f"{__name__}:Litterer")], tmp_path)
+    network = NetworkModel(1, Latency("uniform", 0.001, 0.002), [])
+    worker.attach_network(network)
+    net = SegmentWriter(tmp_path / "events", "net")
+    SoleCoordinator([InprocLink(worker)], network, 10.0, net).run()
+    worker.finish(10.0)
+    net.close()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    # 50,000 cycles (with their weak references, 150,000 tracked objects): several collections during the run
+    # (the virtual times at which cycles were freed), each freeing what was left before it
+    assert len(Litterer.refs) == 50_000
+    during = [t for t in Litterer.freed if t < 10.0]
+    assert len(set(during)) >= 3
+    assert min(during) < 5.0 and len(during) > 30_000
