@@ -9,8 +9,9 @@ older generation's: about 4 s of a 42 s ``rocketmq-large`` hour with the worker'
 
 While windows run, :func:`windows` replaces that trigger with one on growth:
 
-* the objects that exist when the windows start (the agents, their tables, the scenario) are frozen
-  (``gc.freeze``): no collection traverses them again;
+* the objects that exist when the windows start (the agents, the scenario), and those the first window built
+  (where the agents start: their tables, leases and timers), are frozen (``gc.freeze``): no collection traverses
+  them again;
 * automatic collection is off; :func:`check`, called by the worker after each window, runs a full collection of
   the objects allocated since once the tracked objects have grown by a quarter of those the last collection
   kept, and by at least :data:`MIN_GROWTH`. Cyclic garbage, which is never freed by reference counting, counts
@@ -40,10 +41,12 @@ GROWTH_SHARE = 0.25
 class CollectorState:
     """The policy in force: when the next collection runs and how many have run."""
 
-    __slots__ = ("min_growth", "limit", "collections")
+    __slots__ = ("min_growth", "limit", "collections", "started")
 
     def __init__(self, min_growth: int = MIN_GROWTH) -> None:
         self.min_growth = min_growth
+        #: whether the first window's end was checked (the agents' start-up state frozen)
+        self.started = False
         #: the growth (``gc.get_count()[0]``) past which :func:`check` collects
         self.limit = min_growth
         #: collections run so far
@@ -81,7 +84,13 @@ def windows(min_growth: int | None = None) -> Iterator[CollectorState]:
 
 
 def check() -> None:
-    """Run a collection if the growth since the last one calls for it (nothing outside :func:`windows`)."""
+    """After a window: run a collection if the growth since the last one calls for it; after the first one, freeze
+    what it built instead (nothing outside :func:`windows`)."""
     state = _state
-    if state is not None and gc.get_count()[0] > state.limit:
+    if state is None:
+        return
+    if not state.started:
+        state.started = True
+        gc.freeze()
+    elif gc.get_count()[0] > state.limit:
         state.collect()

@@ -119,6 +119,7 @@ class Coordinator:
                 self._write_net_events()
                 if self._progress is not None:
                     self._report(end)
+                collector.check()
         return self._finish()
 
     def _report(self, end: float) -> None:

@@ -132,7 +132,6 @@ class Worker:
         for msg in inbound:
             self._schedule_delivery(msg)
         _run_window(env, until)
-        collector.check()
         n = len(self._events)
         self.writer.write(self._events)
         self._events.clear()

@@ -127,6 +127,7 @@ class WindowLoop:
                 t0 = clock()
                 sent, candidate, n_events = worker.advance(end, due, since)
                 advance_s += clock() - t0
+                collector.check()
                 stats.events += n_events
                 stats.windows += 1
                 stats.virtual_time = since = end

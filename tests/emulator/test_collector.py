@@ -9,11 +9,12 @@ import pytest
 
 from clusteremu.emulator import collector
 from clusteremu.emulator.agent import Agent
-from clusteremu.emulator.coordinator import SoleCoordinator
+from clusteremu.emulator.coordinator import Coordinator, SoleCoordinator
 from clusteremu.emulator.models import AgentSpec
 from clusteremu.emulator.network import Latency, NetworkModel
 from clusteremu.emulator.trace.writer import SegmentWriter
 from clusteremu.emulator.transport.inproc import InprocLink
+from clusteremu.emulator.transport.mesh import SoloExchange, WindowLoop
 from clusteremu.emulator.worker import Worker
 
 
@@ -47,9 +48,20 @@ def test_the_block_turns_automatic_collection_off_freezes_what_exists_and_restor
         gc.enable()
 
 
+def test_what_the_first_window_built_is_frozen_at_its_end():
+    with collector.windows() as state:
+        frozen = gc.get_freeze_count()
+        built = [[i] for i in range(1_000)]
+        collector.check()
+        assert state.started and gc.get_freeze_count() >= frozen + 1_000
+        assert state.collections == 0 and gc.get_count()[0] < 10  # counting growth from there
+        del built
+
+
 def test_garbage_waits_for_the_growth_limit_then_one_full_collection_frees_it():
     dead: list = []
     with collector.windows(min_growth=5_000) as state:
+        collector.check()  # the first window's end
         ref = _cycle(dead)
         collector.check()  # far below the limit: nothing collected
         assert ref() is not None and state.collections == 0
@@ -68,6 +80,7 @@ def test_a_nested_block_keeps_the_outer_policy_and_leaves_it_in_force():
         with collector.windows(min_growth=10**9) as inner:
             assert inner is outer
         assert not gc.isenabled()
+        collector.check()  # the first window's end
         ref = _cycle([])
         kept = [[i] for i in range(6_000)]
         collector.check()
@@ -101,21 +114,43 @@ class Litterer(Agent):
                 Litterer.refs.append(weakref.ref(node, lambda _ref, env=self.env: Litterer.freed.append(env.now)))
 
 
-def test_a_run_collects_its_cyclic_garbage_between_windows_and_leaves_the_collector_as_it_was(tmp_path,
-                                                                                              monkeypatch):
-    monkeypatch.setattr(collector, "MIN_GROWTH", 20_000)
-    Litterer.freed, Litterer.refs = [], []
-    worker = Worker(0, 1, [AgentSpec("litter", f"{__name__}:Litterer")], tmp_path)
-    network = NetworkModel(1, Latency("uniform", 0.001, 0.002), [])
+def _run_sole(tmp_path, specs, network) -> None:
+    worker = Worker(0, 1, specs, tmp_path)
     worker.attach_network(network)
     net = SegmentWriter(tmp_path / "events", "net")
     SoleCoordinator([InprocLink(worker)], network, 10.0, net).run()
     worker.finish(10.0)
     net.close()
+
+
+def _run_two(tmp_path, specs, network) -> None:
+    workers = [Worker(i, 1, [spec], tmp_path) for i, spec in enumerate(specs)]
+    for w in workers:
+        w.attach_network(network)
+    net = SegmentWriter(tmp_path / "events", "net")
+    Coordinator([InprocLink(w) for w in workers], network, 10.0, net).run()
+    for w in workers:
+        w.finish(10.0)
+    net.close()
+
+
+def _run_mesh(tmp_path, specs, network) -> None:
+    worker = Worker(0, 1, specs, tmp_path)
+    WindowLoop(worker, network, {s.name: 0 for s in specs}, 0, 1, 10.0).run(SoloExchange())
+    worker.finish(10.0)
+
+
+@pytest.mark.parametrize("loop", [_run_sole, _run_two, _run_mesh], ids=["sole", "coordinator", "mesh"])
+def test_a_run_collects_its_cyclic_garbage_between_windows_and_leaves_the_collector_as_it_was(tmp_path,
+                                                                                              monkeypatch, loop):
+    monkeypatch.setattr(collector, "MIN_GROWTH", 20_000)
+    Litterer.freed, Litterer.refs = [], []
+    specs = [AgentSpec(f"litter-{i}", f"{__name__}:Litterer") for i in (1, 2)]
+    loop(tmp_path, specs, NetworkModel(1, Latency("uniform", 0.001, 0.002), []))
     assert gc.isenabled() and gc.get_freeze_count() == 0
-    # 50,000 cycles (with their weak references, 150,000 tracked objects): several collections during the run
+    # 100,000 cycles (with their weak references, 300,000 tracked objects): several collections during the run
     # (the virtual times at which cycles were freed), each freeing what was left before it
-    assert len(Litterer.refs) == 50_000
+    assert len(Litterer.refs) == 100_000
     during = [t for t in Litterer.freed if t < 10.0]
     assert len(set(during)) >= 3
-    assert min(during) < 5.0 and len(during) > 30_000
+    assert min(during) < 5.0 and len(during) > 60_000
