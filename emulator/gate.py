@@ -9,6 +9,8 @@ from typing import Callable, Generator
 
 import simpy
 
+from .timer import call_first, call_later
+
 
 class RunnableGate:
     """Open, or closed until a virtual time; ``wait()`` yields until it is open."""
@@ -71,15 +73,19 @@ class RunnableGate:
         self._reopened = self.env.event()
         self._until = until
         self._since = self.env.now
-        self.env.process(self._reopen())
+        # The reopening as a process would take its first step (an urgent entry now, which arms the end), without
+        # the process: the same queue entries in the same places, less the process's own.
+        call_first(self.env, self._arm_reopen)
         for callback in list(self._close_listeners):
             callback()
         return True
 
-    def _reopen(self) -> Generator[simpy.Event, None, None]:
-        # The pause may be extended while we wait: re-check until the deadline holds.
-        while self.env.now < self._until:
-            yield self.env.timeout(self._until - self.env.now)
+    def _arm_reopen(self, _timer: object = None) -> None:
+        # The pause may have been extended since it was armed: re-arm until the deadline holds.
+        env = self.env
+        if env._now < self._until:
+            call_later(env, self._until - env._now, self._arm_reopen)
+            return
         ev, self._reopened = self._reopened, None
         assert ev is not None
         ev.succeed()
