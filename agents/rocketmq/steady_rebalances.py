@@ -141,11 +141,19 @@ class SteadyRebalances:
             self.c._rouse()
 
     def paused(self) -> None:
-        """A pause began or was extended (now): the run due before its end runs after it, as the process's does."""
+        """A pause began or was extended (now): the run due before its end runs after it, as the process's does.
+        The runs before now are not counted here but by the next count, with the same draws and times: nothing
+        else draws from their stream while the runs are counted (a young pause every 30 s would otherwise count,
+        and draw, one run at a time)."""
         if self.active:
             until = self.c.gate.closed_until
-            self.count_until(self.c.now)
-            if until is not None and self.next_r <= until:
+            if until is None:
+                return
+            # the first run due from now on, stepped as count_until steps it
+            r, now, interval = self.next_r, self.c.now, self.wait_interval
+            while r < now:
+                r = r + interval
+            if r <= until:
                 self.changed()
 
     def wait(self) -> Generator:
