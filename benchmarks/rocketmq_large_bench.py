@@ -3,8 +3,10 @@
 Runs the built-in ``rocketmq-large`` scenario (2,000 consumers in 20 groups, 50 brokers, 25,600 queues, one hour
 of virtual time with a scale-out of 100 consumers at 1,200 s and a crash at 2,400 s) or a scaled copy of it, and
 prints the set-up time (building the agents), the run's wall time, the events written and events per second,
-the messages the agents exchanged and the coordinator's windows, the peak resident memory of the process, and the
-events written per kind (the trace's shape).
+the messages the agents exchanged and the coordinator's windows, the peak resident memory of the process, how
+many times CPython's cyclic collector ran in this process during the first placement's run and its wall seconds
+(``collections``, ``collection_s``; a worker process's own are not counted), and the events written per kind
+(the trace's shape).
 
 The scenario's consumers consume in closed form (``workload.consumption = "closed_form"``: no consume step, no
 pull message); ``--consumption pull`` runs it with the pull model instead (a pull per broker every
@@ -44,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import gc
 import json
 import os
 import resource
@@ -63,6 +66,22 @@ from clusteremu.emulator.trace import open_run  # noqa: E402
 from clusteremu.scenarios.loader import load_scenario, validate_scenario  # noqa: E402
 
 NAME = "rocketmq-large"
+
+
+class _Collections:
+    """The cyclic collector's runs in this process and their wall seconds (``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.seconds = 0.0
+        self._started = 0.0
+
+    def __call__(self, phase: str, _info: dict) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.count += 1
+            self.seconds += time.perf_counter() - self._started
 
 
 def scaled(scenario, scale: float):
@@ -197,10 +216,17 @@ def main(argv: list[str] | None = None) -> int:
     load_before = [round(x, 2) for x in os.getloadavg()]
     placements = []
     out: dict = {}
+    collections = _Collections()
     with tempfile.TemporaryDirectory() as tmp:
         for i, agents in enumerate(args.agents):
             t0 = time.perf_counter()
-            result = execute(scenario, Path(tmp) / f"run-{i}", until=args.until, agents=agents)
+            if i == 0:
+                gc.callbacks.append(collections)
+            try:
+                result = execute(scenario, Path(tmp) / f"run-{i}", until=args.until, agents=agents)
+            finally:
+                if collections in gc.callbacks:
+                    gc.callbacks.remove(collections)
             wall_s = time.perf_counter() - t0
             placements.append({"agents": agents, "wall_s": round(wall_s, 2), "digest": result.digest})
             if i == 0:
@@ -237,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
         "messages": first.manifest["stats"]["messages"],
         "windows": first.manifest["stats"]["windows"],
         "peak_rss_mb": round(rss),
+        "collections": collections.count,
+        "collection_s": round(collections.seconds, 2),
         "trace_mb": round(trace_mb, 1),
         "by_kind": dict(kinds.most_common()),
         **out,
