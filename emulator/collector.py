@@ -18,7 +18,8 @@ While windows run, :func:`windows` replaces that trigger with one on growth:
   as growth, so it stays bounded by that share of the live objects, as CPython bounds its own full collections.
 
 On leaving, the frozen objects are given back to the collector and its automatic trigger is restored, so a
-process that runs several emulations (a test session) collects as before between them. A ``windows()`` block
+process that runs several emulations (a test session) collects as before between them. A process that had frozen
+objects of its own (``gc.freeze`` before forking) keeps them frozen: its runs freeze nothing. A ``windows()`` block
 inside another uses the outer one's policy.
 
 The collector never changes what a run does: a trace is the same whenever, and whether, garbage is collected.
@@ -41,12 +42,14 @@ GROWTH_SHARE = 0.25
 class CollectorState:
     """The policy in force: when the next collection runs and how many have run."""
 
-    __slots__ = ("min_growth", "limit", "collections", "started")
+    __slots__ = ("min_growth", "limit", "collections", "started", "freezes")
 
-    def __init__(self, min_growth: int = MIN_GROWTH) -> None:
+    def __init__(self, min_growth: int = MIN_GROWTH, freezes: bool = True) -> None:
         self.min_growth = min_growth
         #: whether the first window's end was checked (the agents' start-up state frozen)
         self.started = False
+        #: whether this policy freezes (not when the process had frozen objects of its own: see :func:`windows`)
+        self.freezes = freezes
         #: the growth (``gc.get_count()[0]``) past which :func:`check` collects
         self.limit = min_growth
         #: collections run so far
@@ -71,14 +74,19 @@ def windows(min_growth: int | None = None) -> Iterator[CollectorState]:
         yield _state
         return
     was_enabled = gc.isenabled()
+    # Unfreezing gives back every frozen object: a process that froze its own (a forking server's start-up) keeps
+    # them frozen, and its runs freeze nothing (collections then traverse everything they allocated).
+    freezes = gc.get_freeze_count() == 0
     gc.disable()
-    gc.freeze()
-    _state = state = CollectorState(MIN_GROWTH if min_growth is None else min_growth)
+    if freezes:
+        gc.freeze()
+    _state = state = CollectorState(MIN_GROWTH if min_growth is None else min_growth, freezes)
     try:
         yield state
     finally:
         _state = None
-        gc.unfreeze()
+        if freezes:
+            gc.unfreeze()
         if was_enabled:
             gc.enable()
 
@@ -91,6 +99,7 @@ def check() -> None:
         return
     if not state.started:
         state.started = True
-        gc.freeze()
+        if state.freezes:
+            gc.freeze()
     elif gc.get_count()[0] > state.limit:
         state.collect()

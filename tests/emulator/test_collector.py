@@ -48,6 +48,26 @@ def test_the_block_turns_automatic_collection_off_freezes_what_exists_and_restor
         gc.enable()
 
 
+def test_a_process_that_froze_objects_of_its_own_keeps_them_frozen_and_its_runs_freeze_nothing():
+    mine = [[i] for i in range(100)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with collector.windows(min_growth=5_000) as state:
+            assert not state.freezes and not gc.isenabled()
+            collector.check()  # the first window's end
+            assert gc.get_freeze_count() == frozen
+            ref = _cycle([])
+            kept = [[i] for i in range(6_000)]
+            collector.check()
+            assert ref() is None and state.collections == 1
+            del kept
+        assert gc.get_freeze_count() == frozen and gc.isenabled()
+    finally:
+        gc.unfreeze()
+        del mine
+
+
 def test_what_the_first_window_built_is_frozen_at_its_end():
     with collector.windows() as state:
         frozen = gc.get_freeze_count()
