@@ -120,18 +120,24 @@ class SteadyRebalances:
         ``tests/agents/rocketmq/test_steady_rebalances.py``)."""
         if not self.active:
             return
+        first = self.next_r
+        k, last, self.next_r = self._due_before(t)
+        if k:
+            c = self.c
+            c.rng("findBrokerAddrByTopic").integers(0, len(c.route_brokers), size=k)
+            c._count_unchanged(first, last, k)
+
+    def _due_before(self, t: float) -> tuple[int, float, float]:
+        """The runs due before ``t`` from the next one: how many, the last one's time and the first due from ``t``
+        on, on the float grid the process's timers make (each ``waitInterval`` after the previous run)."""
         interval = self.wait_interval
-        r = first = last = self.next_r
+        r = last = self.next_r
         k = 0
         while r < t:
             last = r
             k += 1
             r = r + interval
-        self.next_r = r
-        if k:
-            c = self.c
-            c.rng("findBrokerAddrByTopic").integers(0, len(c.route_brokers), size=k)
-            c._count_unchanged(first, last, k)
+        return k, last, r
 
     def changed(self) -> None:
         """Something the runs read changes now (called before it does: the runs due before now count with what
@@ -149,11 +155,7 @@ class SteadyRebalances:
             until = self.c.gate.closed_until
             if until is None:
                 return
-            # the first run due from now on, stepped as count_until steps it
-            r, now, interval = self.next_r, self.c.now, self.wait_interval
-            while r < now:
-                r = r + interval
-            if r <= until:
+            if self._due_before(self.c.now)[2] <= until:
                 self.changed()
 
     def wait(self) -> Generator:
