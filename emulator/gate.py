@@ -9,7 +9,7 @@ from typing import Callable, Generator
 
 import simpy
 
-from .timer import call_first, call_later
+from .timer import call_at
 
 
 class RunnableGate:
@@ -22,8 +22,9 @@ class RunnableGate:
         self._reopened: simpy.Event | None = None
         self._until = 0.0
         self._since = 0.0
-        # called when a pause begins or is extended: the lease's stop detection
-        self._close_listeners: list[Callable[[], None]] = []
+        # called when a pause begins or is extended: the lease's stop detection (a tuple, replaced on a change:
+        # a listener may remove itself while they are called)
+        self._close_listeners: tuple[Callable[[], None], ...] = ()
 
     @property
     def is_open(self) -> bool:
@@ -54,29 +55,30 @@ class RunnableGate:
     def add_close_listener(self, callback: Callable[[], None]) -> None:
         """Call ``callback()`` whenever a pause begins or the one in force is extended (until removed);
         ``closed_until`` is then the pause's new end."""
-        self._close_listeners.append(callback)
+        self._close_listeners += (callback,)
 
     def remove_close_listener(self, callback: Callable[[], None]) -> None:
         """Stop calling ``callback`` at pause begins (no error if it was not registered)."""
-        if callback in self._close_listeners:
-            self._close_listeners.remove(callback)
+        listeners = self._close_listeners
+        if callback in listeners:
+            i = listeners.index(callback)
+            self._close_listeners = listeners[:i] + listeners[i + 1:]
 
     def close_for(self, duration: float) -> bool:
         """Close the gate for ``duration`` seconds from now; True if this started a new pause."""
-        until = self.env.now + duration
+        env = self.env
+        until = env._now + duration
         if self._reopened is not None:
             if until > self._until:
                 self._until = until
-                for callback in list(self._close_listeners):
+                for callback in self._close_listeners:
                     callback()
             return False
-        self._reopened = self.env.event()
+        self._reopened = env.event()
         self._until = until
-        self._since = self.env.now
-        # The reopening as a process would take its first step (an urgent entry now, which arms the end), without
-        # the process: the same queue entries in the same places, less the process's own.
-        call_first(self.env, self._arm_reopen)
-        for callback in list(self._close_listeners):
+        self._since = env._now
+        call_at(env, until, self._arm_reopen)
+        for callback in self._close_listeners:
             callback()
         return True
 
@@ -84,8 +86,19 @@ class RunnableGate:
         # The pause may have been extended since it was armed: re-arm until the deadline holds.
         env = self.env
         if env._now < self._until:
-            call_later(env, self._until - env._now, self._arm_reopen)
+            call_at(env, self._until, self._arm_reopen)
             return
         ev, self._reopened = self._reopened, None
         assert ev is not None
-        ev.succeed()
+        callbacks = ev.callbacks
+        if not callbacks:
+            return  # nobody waits: nothing to run, and nobody can wait on it any more
+        queue = env._queue
+        if queue and queue[0][0] <= env._now:
+            ev.succeed()  # something else is due at this instant: the reopening takes its place after it
+            return
+        # Nothing else is due now: the reopening's entry would be the very next one, so its callbacks run here,
+        # as that step would run them (a young pause of each of 2,000 consumers every 30 s spares one entry).
+        ev._ok, ev._value, ev.callbacks = True, None, None
+        for callback in callbacks:
+            callback(ev)

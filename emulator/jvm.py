@@ -8,7 +8,7 @@ garbage-collected JVM, once, so that no model copies it:
 * :class:`GcSettings`: the ``gc`` scenario table of a model (young and full collections), typed; its fields, their
   bounds and documentation are :data:`GC_FIELDS` (:class:`SettingSpec`), from which a model builds its schema
   table (the kernel imports no scenario code);
-* :class:`JvmAgent`: an agent whose young and full collections run as pause processes (exponential gaps, lognormal
+* :class:`JvmAgent`: an agent whose young and full collections pause it (exponential gaps, lognormal
   pause lengths, each kind on its own keyed random stream) and which understands the JVM fault kinds;
 * :data:`JVM_FAULTS`: those fault kinds — ``gc_storm`` (a burst of stop-the-world pauses) — with
   :data:`GC_STORM_FIELDS`, :data:`JVM_FAULT_DEFAULTS` and :data:`JVM_FAULT_REQUIRED` for a model's ``[[faults]]``
@@ -25,6 +25,7 @@ from typing import Any, Generator, Mapping
 import simpy
 
 from .agent import Agent
+from .timer import call_first, call_later
 
 __all__ = ["GC_FIELDS", "GC_STORM_FIELDS", "JVM_FAULTS", "JVM_FAULT_DEFAULTS", "JVM_FAULT_REQUIRED", "GcSettings",
            "JvmAgent", "SettingSpec"]
@@ -90,25 +91,17 @@ GC_FIELDS: dict[str, SettingSpec] = {
 class JvmAgent(Agent):
     """An agent that is a JVM: garbage-collection pauses and the JVM fault kinds.
 
-    A subclass calls :meth:`start_gc` from ``on_start`` (where in its start-up order it likes: the pause
-    processes are created there) and passes unknown fault kinds to ``super().on_fault``.
+    A subclass calls :meth:`start_gc` from ``on_start`` (where in its start-up order it likes: the first
+    steps of the collections' timers are queued there) and passes unknown fault kinds to ``super().on_fault``.
     """
 
     def start_gc(self, gc: GcSettings | Mapping[str, Any]) -> None:
-        """Start the young-collection process, then the full-collection one (those with a mean gap > 0)."""
+        """Start the young collections' pauses, then the full collections' (those with a mean gap > 0)."""
         s = GcSettings.of(gc)
         if s.young_every_s > 0:
-            self.spawn(self._gc("young", s.young_every_s, s.young_pause_ms / 1000.0, s.sigma))
+            _Collections(self, "young", s.young_every_s, s.young_pause_ms / 1000.0, s.sigma)
         if s.full_every_s > 0:
-            self.spawn(self._gc("full", s.full_every_s, s.full_pause_s, s.sigma))
-
-    def _gc(self, kind: str, every_s: float, median_s: float, sigma: float) -> Generator[simpy.Event, None, None]:
-        # Its own keyed stream per kind, so that other draws of the agent never shift its pauses.
-        rng = self.rng(f"gc-{kind}")
-        while True:
-            # The gap is allocation time: it only runs while the JVM does (hence a gated sleep).
-            yield from self.sleep(float(rng.exponential(every_s)))
-            self.stop_the_world(float(median_s * rng.lognormal(0.0, sigma)), cause=f"gc-{kind}")
+            _Collections(self, "full", s.full_every_s, s.full_pause_s, s.sigma)
 
     def gc_storm(self, spec: Mapping[str, Any]) -> Generator[simpy.Event, None, None]:
         """Stop-the-world pauses starting in [at, at + duration_s): exponential gaps of mean ``every_s``,
@@ -129,3 +122,47 @@ class JvmAgent(Agent):
             self.spawn(self.gc_storm(spec))
         else:
             super().on_fault(kind, spec)
+
+
+class _Collections:
+    """One kind of collection's pauses for one run of a JVM agent: exponential gaps of allocation time (they only
+    elapse while the JVM runs), then a lognormal stop-the-world pause, on the kind's own keyed stream so that other
+    draws of the agent never shift its pauses.
+
+    A chain of timers rather than a process (every young pause of 2,000 consumers an hour): the timers take the
+    queue places the process's steps would (its first step an urgent entry now, each gap a timer, a gap that ends
+    in a pause waits in the gate's callbacks), so the pauses run in the same order among every other event. A
+    crash or stop of the agent ends the chain, as it would end the process."""
+
+    __slots__ = ("agent", "env", "cause", "every_s", "median_s", "sigma", "rng", "ended")
+
+    def __init__(self, agent: JvmAgent, kind: str, every_s: float, median_s: float, sigma: float) -> None:
+        self.agent, self.env = agent, agent.env
+        self.cause = f"gc-{kind}"
+        self.every_s, self.median_s, self.sigma = every_s, median_s, sigma
+        self.rng = agent.rng(self.cause)
+        self.ended = False
+        agent.on_crash(self._end)
+        call_first(self.env, self._allocate)
+
+    def _end(self) -> None:
+        self.ended = True
+
+    def _allocate(self, _timer: object = None) -> None:
+        if self.ended:
+            return
+        gap = float(self.rng.exponential(self.every_s))
+        if gap > 0:
+            call_later(self.env, gap, self._collect)
+        else:
+            self._collect()
+
+    def _collect(self, _event: object = None) -> None:
+        if self.ended:
+            return
+        reopened = self.agent.gate._reopened
+        if reopened is not None:  # the gap ran out during a pause: the collection waits for the JVM to run
+            reopened.callbacks.append(self._collect)
+            return
+        self.agent.stop_the_world(float(self.median_s * self.rng.lognormal(0.0, self.sigma)), cause=self.cause)
+        self._allocate()

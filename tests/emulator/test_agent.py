@@ -33,6 +33,27 @@ def test_inbound_messages_are_held_during_a_pause_and_delivered_in_order(harness
     assert a.got == [(1.0, "before"), (5.0, "during-1"), (5.0, "during-2"), (6.0, "after")]
 
 
+def test_what_waits_for_a_pauses_end_runs_after_what_else_is_due_at_that_instant(harness):
+    from clusteremu.emulator.timer import call_at
+
+    a = harness.agent(Recorder)
+    order = []
+    harness.env.timeout(2.0).callbacks.append(lambda _e: a.stop_the_world(1.0))  # ends at 3.0
+    deliver_at(harness, a, 2.5, "held", 1)
+    # due at the pause's very end, queued after its end was: it runs before the gate's waiters, as before
+    harness.env.timeout(2.5).callbacks.append(lambda _e: call_at(harness.env, 3.0, lambda _t: order.append("other")))
+    harness.env.timeout(2.5).callbacks.append(lambda _e: a.gate.on_open(lambda: order.append(("open", a.now))))
+    harness.env.run(until=10)
+    assert order == ["other", ("open", 3.0)]
+    assert a.got == [(3.0, "held")]
+    # with nothing else due then, the waiters run at the end all the same
+    b = harness.agent(Recorder, name="b")
+    harness.env.timeout(1.0).callbacks.append(lambda _e: b.stop_the_world(0.25))
+    harness.env.timeout(1.1).callbacks.append(lambda _e: b.gate.on_open(lambda: order.append(("b", b.now))))
+    harness.env.run(until=20)
+    assert order[-1] == ("b", 11.25) and b.gate.is_open
+
+
 def test_a_crashed_agent_ignores_messages_and_sends_nothing(harness):
     a = harness.agent(Recorder)
     harness.env.timeout(1.0).callbacks.append(lambda _e: a.crash("test"))

@@ -1,4 +1,4 @@
-"""JVM agents: collections as keyed pause processes, GC storms, the JVM fault kinds and the ``gc`` table."""
+"""JVM agents: collections as keyed chains of pauses, GC storms, the JVM fault kinds and the ``gc`` table."""
 from __future__ import annotations
 
 import pytest
@@ -29,6 +29,29 @@ def test_young_and_full_collections_pause_the_agent_on_their_own_streams(make_ha
     young_only.env.run(until=600)
     # the full collections draw from their own stream: the young pauses' lengths are the same without them
     assert [d for _t, c, d in got if c == "gc-young"][:5] == [d for _t, _c, d in pauses(young_only)][:5]
+
+
+def test_a_crash_ends_the_collections_and_a_restart_starts_them_again(harness):
+    a = harness.agent(Jvm, gc=GcSettings(young_every_s=2.0))
+    harness.env.timeout(100.0).callbacks.append(lambda _e: a.crash("test"))
+    harness.env.timeout(200.0).callbacks.append(lambda _e: a.start())
+    harness.env.run(until=300)
+    times = [t for t, _c, _d in pauses(harness)]
+    assert any(t < 100.0 for t in times) and any(t >= 200.0 for t in times)
+    assert not any(100.0 <= t < 200.0 for t in times)
+    # one chain per run of the agent: the restarted one's gaps are those of a single stream, not two
+    after = [t for t in times if t >= 200.0]
+    assert len(after) < 2 * 100.0 / 2.0 * 0.75
+
+
+def test_a_collection_due_during_a_pause_waits_for_its_end(harness):
+    a = harness.agent(Jvm, gc=GcSettings(young_every_s=1.0, young_pause_ms=1.0))
+    harness.env.timeout(10.0).callbacks.append(lambda _e: a.stop_the_world(30.0, cause="fault"))
+    harness.env.run(until=60)
+    got = pauses(harness)
+    assert not any(10.0 < t < 40.0 for t, _c, _d in got)
+    # the gap that ran out in the long pause starts its collection the moment the pause ends
+    assert (40.0, "gc-young") in [(t, c) for t, c, _d in got]
 
 
 def test_no_collections_when_their_mean_gap_is_zero(harness):
