@@ -372,19 +372,21 @@ class Consumer(JvmAgent):
     def stop_the_world(self, duration: float, cause: str = "gc") -> None:
         """A pause stops the closed form's consumption until the gate opens again (the pull model's steps wait on
         the gate by themselves)."""
-        starts = self.fluid is not None and self.alive and duration > 0 and self.gate.is_open
+        fluid = self.fluid
+        starts = fluid is not None and self.alive and duration > 0 and self.gate.is_open
         if starts:
-            self.fluid.pause(self.now)
-            paused_at, caught_up = self.now, self.fluid.caught_up()
+            now = self.env._now
+            fluid.pause(now)
+            caught_up = fluid.caught_up()
         super().stop_the_world(duration, cause)
         if self._steady is not None and self.alive:
             self._steady.paused()
         if starts:
-            fluid = self.fluid
+            persists = self.persists
 
             def resume() -> None:
-                fluid.resume(self.env.now)
-                self.persists.resumed(paused_at, caught_up)
+                fluid.resume(self.env._now)
+                persists.resumed(now, caught_up)
 
             self.gate.on_open(resume)
 

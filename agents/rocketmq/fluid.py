@@ -153,10 +153,12 @@ class ClosedFormConsumption:
         self.paused = False
         self._rebuild(now, read=[])
 
-    def settle(self, now: float) -> None:
-        """Bring every held queue's offset (and the ranges it consumed) to ``now``."""
+    def settle(self, now: float, keys: Iterable[str] | None = None) -> None:
+        """Bring every held queue's offset (and the ranges it consumed) to ``now``; with ``keys``, only those
+        queues' (each queue's reading is its own: the others read later give what they would have)."""
         self._advance(now)
-        self._read_all(self._queues.values(), now)
+        queues = self._queues
+        self._read_all(queues.values() if keys is None else [queues[k] for k in keys], now)
 
     def caught_up(self) -> bool:
         """Whether every held queue sat at its max offset at the last reading or change (a pause's start
