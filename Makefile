@@ -1,5 +1,10 @@
 # Every target that runs something does all set-up itself on a fresh machine.
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# The first Python 3.11 that can make a venv, the distribution's own first: Debian builds CPython with
+# profile-guided and link-time optimisation, a pyenv or source build by default without, and the emulator's
+# benchmarks run about a tenth faster on the former (docs/performance.md, "The interpreter").
+PYTHON ?= $(shell for p in /usr/bin/python3.11 python3.11 python3; do \
+	  q=$$(command -v $$p) && $$q -c 'import ensurepip, sys; sys.exit(sys.version_info[:2] < (3, 11))' 2>/dev/null \
+	  && { echo $$q; break; }; done)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -8,6 +13,7 @@ RUNS ?= runs
 .PHONY: install demo test java chromium clean
 
 $(STAMP): pyproject.toml
+	@test -n "$(PYTHON)" || { echo 'make: no Python 3.11 or later with venv support found (set PYTHON=...)'; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	@# pip's and setuptools' notices are noise on success; the whole log is shown on a failure
 	@$(BIN)/pip install -q --upgrade pip > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
