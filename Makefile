@@ -1,7 +1,7 @@
 # Every target that runs something does all set-up itself on a fresh machine.
-# The first Python 3.11 that can make a venv, the distribution's own first: Debian builds CPython with
-# profile-guided and link-time optimisation, a pyenv or source build by default without, and the emulator's
-# benchmarks run about a tenth faster on the former (docs/performance.md, "The interpreter").
+# The first Python 3.11 or later that can make a venv, the distribution's own first: Debian builds CPython with
+# profile-guided and link-time optimisation, a pyenv or source build by default without, and the RocketMQ hour
+# runs 2-11 % faster on the former (docs/performance.md, RocketMQ, "The interpreter").
 PYTHON ?= $(shell for p in /usr/bin/python3.11 python3.11 python3; do \
 	  q=$$(command -v $$p) && $$q -c 'import ensurepip, sys; sys.exit(sys.version_info[:2] < (3, 11))' 2>/dev/null \
 	  && { echo $$q; break; }; done)

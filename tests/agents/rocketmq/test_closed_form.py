@@ -141,10 +141,18 @@ def random_changes(seed: int, *, trials: int, changes: int, capacity: float, gap
                 qs = {key: Q(0.0) for key in held}
                 copy = ClosedFormConsumption.restore(f.snapshot(t), qs)
                 original, its_queues = deepcopy((f, held))  # the original's queues copied with it
+                # a broker reads only its own queues of the copy: theirs come out as when every queue is read
+                ours = sorted(held)[::2]
+                part = {key: Q(0.0) for key in held}
+                partial = ClosedFormConsumption.restore(f.snapshot(t), part)
+                partial.settle((t + later) / 2, ours)
+                partial.settle(later, ours)
                 copy.settle(later)
                 original.settle(later)
                 assert {key: q.offset for key, q in qs.items()} == pytest.approx(
                     {key: q.offset for key, q in its_queues.items()}, abs=1e-6), (trial, t)
+                assert {key: part[key].offset for key in ours} == pytest.approx(
+                    {key: qs[key].offset for key in ours}, abs=1e-6), (trial, t)
             f.settle(t)
             for key, q in held.items():
                 assert q.offset == pytest.approx(ref[key][0], abs=rate * step * 3), (trial, t, op, key)
