@@ -68,7 +68,7 @@ from clusteremu.scenarios.loader import load_scenario, validate_scenario  # noqa
 NAME = "rocketmq-large"
 
 
-class _Collections:
+class _CollectorRuns:
     """The cyclic collector's runs in this process and their wall seconds (``gc.callbacks``)."""
 
     def __init__(self) -> None:
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     load_before = [round(x, 2) for x in os.getloadavg()]
     placements = []
     out: dict = {}
-    collections = _Collections()
+    collections = _CollectorRuns()
     with tempfile.TemporaryDirectory() as tmp:
         for i, agents in enumerate(args.agents):
             t0 = time.perf_counter()

@@ -80,6 +80,9 @@ class SteadyRebalances:
         self.active = False
         self.next_r = math.inf
         self._horizon = math.inf
+        # _due_before's last walk: (from next_r, up to t, k, last, r), continued by a later t from the same next_r
+        # (every pause asks, and next_r stays put until the runs are counted: an hour's walk, not one a pause)
+        self._walked: tuple[float, float, int, float, float] | None = None
 
     def enter(self, cids: tuple[str, ...]) -> None:
         """After a counted run (now) that allocated from ``cids``: count the next ones too, up to the first that
@@ -131,12 +134,18 @@ class SteadyRebalances:
         """The runs due before ``t`` from the next one: how many, the last one's time and the first due from ``t``
         on, on the float grid the process's timers make (each ``waitInterval`` after the previous run)."""
         interval = self.wait_interval
-        r = last = self.next_r
-        k = 0
+        start = self.next_r
+        walked = self._walked
+        if walked is not None and walked[0] == start and walked[1] <= t:
+            k, last, r = walked[2:]
+        else:
+            r = last = start
+            k = 0
         while r < t:
             last = r
             k += 1
             r = r + interval
+        self._walked = (start, t, k, last, r)
         return k, last, r
 
     def changed(self) -> None:
