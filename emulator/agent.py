@@ -8,7 +8,7 @@ stop-the-world pause closes for all its processes at once, and JVM-like schedule
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Generator
+from typing import Any, Callable, ClassVar, Generator, Protocol
 
 import numpy as np
 import simpy
@@ -29,6 +29,13 @@ class Crash:
         self.reason = reason
 
 
+class EventSink(Protocol):
+    """Where an agent's events go: a worker's :class:`~.trace.batch.PackedEvents`, or a plain list in a bare
+    test environment."""
+
+    def append(self, event: tuple[float, str, int, str, dict[str, Any]], /) -> None: ...
+
+
 @dataclass
 class AgentContext:
     """What a worker hands each agent: the environment, the run seed, and sinks for messages and events."""
@@ -36,7 +43,8 @@ class AgentContext:
     env: simpy.Environment
     seed: int
     outbox: list[Message]
-    events: list[tuple]
+    #: the events ``(t, agent, seq, kind, fields)`` the agent emits, appended in its own order
+    events: EventSink
     params: dict[str, Any]
 
 

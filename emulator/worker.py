@@ -22,6 +22,7 @@ from .messages import Message
 from .models import AgentSpec, resolve_factory
 from .network import NetworkModel
 from .timer import Timer
+from .trace.batch import PackedEvents
 from .trace.writer import DEFAULT_SEGMENT_BYTES, SegmentWriter, WriterSummary
 
 
@@ -87,7 +88,7 @@ class Worker:
             gc.set_threshold(*GC_THRESHOLDS)
         self.env = simpy.Environment()
         self._outbox: list[Message] = []
-        self._events: list[tuple] = []
+        self._events = PackedEvents()  # packed as the agents emit them (trace/batch.py)
         self.writer = SegmentWriter(Path(run_dir) / "events", f"w{worker_id:03d}", segment_bytes)
         self.agents: dict[str, Agent] = {}
         for spec in specs:
@@ -133,7 +134,7 @@ class Worker:
             self._schedule_delivery(msg)
         _run_window(env, until)
         n = len(self._events)
-        self.writer.write(self._events)
+        self.writer.write_records(self._events.records)
         self._events.clear()
         out = self._outbox[:]
         self._outbox.clear()
@@ -175,7 +176,7 @@ class Worker:
         queue = env._queue
         outbox = self._outbox
         events = self._events
-        write = self.writer.write
+        write = self.writer.write_records
         pending: list[tuple[float, str, str, int, Message]] = []  # heap in canonical delivery order
         inf = math.inf
         ended = 0  # how many of ``events`` belong to windows that ended
@@ -205,7 +206,7 @@ class Worker:
                     ended = len(events)
                     if ended >= write_every:
                         stats.events += ended
-                        write(events)
+                        write(events.records)
                         events.clear()
                         ended = 0
                     after_window(end)
@@ -215,7 +216,7 @@ class Worker:
             raise
         finally:
             stats.events += len(events)
-            write(events)
+            write(events.records)
             events.clear()
 
     def finish(self, until: float | None = None) -> WriterSummary:
@@ -229,7 +230,7 @@ class Worker:
             for agent in self.agents.values():
                 agent.end()
             self._outbox.clear()
-            self.writer.write(self._events)
+            self.writer.write_records(self._events.records)
             self._events.clear()
         return self.writer.close()
 

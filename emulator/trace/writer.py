@@ -11,11 +11,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import msgpack
-
+from .batch import PackedEvents, Record
 from .digest import AgentDigests
 from .framing import encode_header, frame
-from .kinds import EVENT_SCHEMA_VERSION, ROWS_KEY
+from .kinds import EVENT_SCHEMA_VERSION
 
 DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024
 DEFAULT_FLUSH_BYTES = 256 * 1024
@@ -51,7 +50,6 @@ class SegmentWriter:
         self._fh = None
         self._size = 0
         self._unflushed = 0
-        self._packer = msgpack.Packer()
         self._extra_rows = 0  # rows beyond one per record
         self._open_next()
 
@@ -73,19 +71,25 @@ class SegmentWriter:
         """Write a window's events (any order; sorted here). Each is ``(t, agent, seq, kind, fields)``."""
         if not events:
             return
+        batch = PackedEvents()
+        for ev in events:
+            batch.append(ev)
+        self.write_records(batch.records)
+
+    def write_records(self, records: list[Record]) -> None:
+        """Write events packed already (:class:`~.batch.PackedEvents`; any order, sorted here in place)."""
+        if not records:
+            return
         # The canonical order (t, agent, seq) is the tuples' own order: (agent, seq) is unique, so the comparison
-        # never reaches kind or fields, and sorting without a key function spares a key tuple per event.
-        events.sort()
-        pack = self._packer.pack
+        # never reaches the payload, and sorting without a key function spares a key tuple per event.
+        records.sort()
         update = self.digests.update
         chunks = []
         size = 0
-        for ev in events:
-            rows = ev[4].get(ROWS_KEY)
-            if rows is not None:
-                self._extra_rows += len(next(iter(rows.values()), ())) - 1
-            payload = pack(ev)
-            update(ev[1], payload)
+        extra = 0
+        for _t, agent, _seq, payload, rows in records:
+            extra += rows
+            update(agent, payload)
             rec = frame(payload)
             chunks.append(rec)
             size += len(rec)
@@ -93,6 +97,7 @@ class SegmentWriter:
                 self._fh.write(b"".join(chunks))
                 chunks, size = [], 0
                 self._open_next()
+        self._extra_rows += extra
         if chunks:
             self._fh.write(b"".join(chunks))
             self._size += size
