@@ -161,6 +161,72 @@ def publish(agent: Agent, server: str, key: str, state: Any) -> None:
     agent.send_notice(server, LEASE_STATE, {"lease": key, "t": agent.now, "state": state})
 
 
+class _PauseWatch:
+    """One close listener of the gate for a run of an agent's leases started one after another, in that order.
+
+    Every pause asks each lease whether it reaches the lease's next keep-alive, and almost never does (a young
+    pause of tens of milliseconds, a keep-alive every few seconds). Leases of one grid (origin, period) have the
+    same next keep-alive time, and many share one (a RocketMQ consumer's heartbeat to each of its ten brokers,
+    one task's runs): the watch asks each grid once, and only the leases of a grid whose next keep-alive the pause
+    reaches look further, in their starting order (:meth:`Lease._on_pause`; a lease that the grid's answer skips
+    would have done nothing). The gate calls its listeners in the order they were added; a watch covers only
+    leases added while it was the gate's last listener, so the leases' calls keep their places among the
+    others' (an executor's)."""
+
+    __slots__ = ("gate", "env", "leases", "_grids")
+
+    def __init__(self, agent: Agent) -> None:
+        self.gate = agent.gate
+        self.env = agent.env
+        self.leases: list[Lease] = []  # in starting order
+        self._grids: list[tuple[float, float, list[Lease]]] | None = None  # by grid, built when a pause asks
+
+    @staticmethod
+    def of(agent: Agent) -> "_PauseWatch":
+        """The watch a lease started now joins: the agent's last one while it is the gate's last listener."""
+        watch = agent.__dict__.get("_lease_watch")
+        listeners = agent.gate._close_listeners
+        if watch is None or not listeners or listeners[-1] is not watch:
+            watch = agent.__dict__["_lease_watch"] = _PauseWatch(agent)
+            agent.gate.add_close_listener(watch)
+        return watch
+
+    def add(self, lease: "Lease") -> None:
+        self.leases.append(lease)
+        self._grids = None
+
+    def remove(self, lease: "Lease") -> None:
+        self.leases.remove(lease)
+        self._grids = None
+        if not self.leases:
+            self.gate.remove_close_listener(self)
+
+    def moved(self) -> None:
+        """A lease's grid changed."""
+        self._grids = None
+
+    def __call__(self) -> None:
+        grids = self._grids
+        if grids is None:
+            by: dict[tuple[float, float], list[Lease]] = {}
+            for lease in self.leases:
+                by.setdefault((lease.origin, lease.period_s), []).append(lease)
+            grids = self._grids = [(o, p, ls) for (o, p), ls in by.items()]
+        now, until = self.env._now, self.gate.closed_until
+        reached: list[Lease] | None = None
+        for origin, period, leases in grids:
+            # Lease._on_pause's own test before its first-index floor (which only moves the keep-alive later)
+            if until is not None and until < origin + math.ceil((now - origin) / period - _EPS) * period:
+                continue
+            reached = leases if reached is None else reached + leases
+        if reached is not None:
+            if len(reached) > 1 and len(grids) > 1:
+                order = {id(lease): i for i, lease in enumerate(self.leases)}
+                reached = sorted(reached, key=lambda lease: order[id(lease)])
+            for lease in reached:
+                lease._on_pause()
+
+
 class Lease:
     """The client side of one lease (see the module docstring).
 
@@ -212,6 +278,7 @@ class Lease:
         self._epoch = 0  # the one armed timer is valid while this is unchanged
         self._armed_k: int | None = None
         self._made_before = -1  # keep-alives made before the current anchor (the declaration is not counted)
+        self._watch: _PauseWatch | None = None  # the gate's listener that asks it at pauses (once started)
 
     # -- what the client asks -------------------------------------------------------------------------------
     @property
@@ -242,7 +309,8 @@ class Lease:
         if old is not None:
             old.cancel()
         leases[self.key] = self
-        a.gate.add_close_listener(self._on_pause)
+        self._watch = _PauseWatch.of(a)
+        self._watch.add(self)
         a.on_crash(self._on_crash)
         self._anchor_now()
         return self
@@ -263,7 +331,9 @@ class Lease:
             return
         self.state = "ended"
         self._epoch += 1
-        self.agent.gate.remove_close_listener(self._on_pause)
+        if self._watch is not None:
+            self._watch.remove(self)
+            self._watch = None
         leases = _clients(self.agent)
         if leases.get(self.key) is self:
             del leases[self.key]
@@ -291,6 +361,8 @@ class Lease:
         self.anchor = t
         if regrid or not self.keep_grid:
             self.origin = t if self._grid_origin is None or not regrid else min(self._grid_origin, t)
+            if self._watch is not None:
+                self._watch.moved()
         self._k0 = 1 if self.origin == t else _k_at_or_before(self.origin, self.period_s, t) + 1
 
     def _beat(self, t: float, explicit: bool) -> None:
@@ -339,7 +411,8 @@ class Lease:
                         return
 
     def _on_pause(self) -> None:
-        """A pause began or was extended: look at the first keep-alive it could miss (none if it ends first)."""
+        """A pause began or was extended: look at the first keep-alive it could miss (none if it ends first).
+        Asked by the lease's :class:`_PauseWatch` when the pause reaches its grid's next keep-alive."""
         agent = self.agent
         if self.state != "closed" or not agent.alive:
             return  # real beats check the gate at each keep-alive themselves

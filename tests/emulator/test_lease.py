@@ -510,3 +510,60 @@ def test_the_server_counts_the_scopes_whose_keep_alives_are_in_closed_form():
     n.run(14.0)
     assert counts == {0.5: 0, 2.0: 2, 6.0: 1, 8.0: 2, 12.0: 1}
     assert [table.scope_running(s) for s in ("s1", "s2")] == [True, False]
+
+
+# -- many leases of one client, on a few grids: a pause asks each grid once -----------------------------------
+class ManyLeases(Agent):
+    """Three leases on one kept grid (a heartbeat to each of three servers), one on another kept grid, one
+    re-anchored at every pause that stops it (the default), and, started after an executor's task began to
+    listen for pauses, one more on the first grid (a later run of listeners)."""
+
+    def on_start(self):
+        self.leases = {}
+        self.spawn(self._boot())
+
+    def _boot(self):
+        yield from self.sleep(1.0)
+        for i in range(3):
+            self.leases[f"hb{i}"] = Lease(self, "server", f"hb{i}", 3.0, keep_grid=True).start()
+        yield from self.sleep(0.7)
+        self.leases["route"] = Lease(self, "server", "route", 5.0, keep_grid=True).start()
+        self.leases["moving"] = Lease(self, "server", "moving", 2.0).start()
+        # a task whose runs skip ahead listens for pauses from its first run on
+        self.idle = self.executor("t").schedule_at_fixed_rate(
+            lambda: self.idle.skip_until(self.now + 50.0, idle=True), 0.4, 1.0, name="idle")
+        yield from self.sleep(2.0)
+        self.leases["late"] = Lease(self, "server", "late", 3.0, keep_grid=True, origin=1.0).start()
+
+
+def test_every_lease_of_a_client_on_several_grids_is_stopped_by_the_pauses_that_reach_its_keep_alives():
+    rng = __import__("random").Random(7)
+    pauses, t = [], 6.0
+    while t < 170.0:  # mostly short pauses that reach no keep-alive, a few long ones that reach some
+        length = rng.choice([0.02, 0.05, 0.3, 1.2, 2.5, 4.0])
+        pauses.append((t, length))
+        t += length + rng.uniform(0.5, 4.0)
+    n = Net({"server": (GridServer, {}), "client": (ManyLeases, {})})
+    client, table = n.agents["client"], n.agents["server"].leases
+    for start, length in pauses:
+        n.env.timeout(start).callbacks.append(lambda _e, d=length: client.stop_the_world(d))
+    checks = []  # (time, lease, the server's last keep-alive)
+    for i in range(int(180.0 / 0.05)):
+        n.env.timeout(6.0 + 0.05 * i).callbacks.append(lambda _e: checks.extend(
+            (n.env.now, k, table.last("client", k)) for k in client.leases))
+    n.run(180.0)
+    assert len(client.gate._close_listeners) == 3  # the first five leases, the executor, the late one
+    stopped = {m.body["lease"] for m in n.sent if m.src == "client" and m.kind == "lease_notice"}
+    assert stopped == set(client.leases)  # every grid was reached by some pause
+    # a notice leaves at the keep-alive a pause reached, inside that pause
+    assert all(any(s <= m.sent_t < s + d for s, d in pauses) for m in n.sent if m.kind == "lease_notice")
+    lag = 0.004  # a stop notice's latency, at most
+    inside = 0
+    for t, key, last in checks:
+        for start, length in pauses:
+            if start < t < start + length and last is not None and last > start:
+                # nothing is made during a pause: a keep-alive the server counts inside it is one whose stop
+                # notice is still on its way
+                inside += 1
+                assert last > t - lag, (t, key, last, start, length)
+    assert inside  # the checks saw such keep-alives (the notices' latency), so they looked at the right times
