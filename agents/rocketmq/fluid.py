@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Iterable, Protocol
+from typing import Callable, Iterable, Protocol
 
 __all__ = ["ClosedFormConsumption", "Held"]
 
@@ -153,12 +153,23 @@ class ClosedFormConsumption:
         self.paused = False
         self._rebuild(now, read=[])
 
-    def settle(self, now: float, keys: Iterable[str] | None = None) -> None:
-        """Bring every held queue's offset (and the ranges it consumed) to ``now``; with ``keys``, only those
-        queues' (each queue's reading is its own: the others read later give what they would have)."""
+    def settle(self, now: float) -> None:
+        """Bring every held queue's offset (and the ranges it consumed) to ``now``."""
         self._advance(now)
-        queues = self._queues
-        self._read_all(queues.values() if keys is None else [queues[k] for k in keys], now)
+        self._read_all(self._queues.values(), now)
+
+    def reader(self, keys: Iterable[str]) -> Callable[[float], None]:
+        """:meth:`settle` of ``keys`` only, as a function of the time, for a consumption whose queues do not change
+        (a restored copy read again and again: the queues looked up once). Each queue's reading is its own: the
+        others, read later, give what they would have."""
+        entries = [self._queues[k] for k in keys]
+        advance, read_all = self._advance, self._read_all
+
+        def settle(now: float) -> None:
+            advance(now)
+            read_all(entries, now)
+
+        return settle
 
     def caught_up(self) -> bool:
         """Whether every held queue sat at its max offset at the last reading or change (a pause's start

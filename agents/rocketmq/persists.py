@@ -173,20 +173,20 @@ class _Queue:
 class _Copy:
     """A broker's copy of one description a consumer published, evaluated at increasing keep-alive times."""
 
-    __slots__ = ("t", "fluid", "ours", "keys", "at", "offsets")
+    __slots__ = ("t", "settle", "ours", "at", "offsets")
 
     def __init__(self, t: float, state: dict, ours: Mapping[str, str]) -> None:
         self.t = t
         queues = {q[0]: _Queue() for q in state["queues"]}
-        self.fluid = ClosedFormConsumption.restore(state, queues)
         self.ours = [(k, q) for k, q in queues.items() if k in ours]  # this broker's queues
-        self.keys = [k for k, _q in self.ours]
+        # a broker reads its own queues of the consumer's dozen
+        self.settle = ClosedFormConsumption.restore(state, queues).reader([k for k, _q in self.ours])
         self.at = -math.inf
         self.offsets: dict[str, float] = {}
 
     def offsets_at(self, s: float) -> dict[str, float]:
         if s != self.at:
-            self.fluid.settle(s, self.keys)  # a broker reads its own queues of the consumer's dozen
+            self.settle(s)
             for _k, q in self.ours:
                 q.ranges.clear()  # nobody reads what the copy consumed
             self.offsets = {k: q.offset for k, q in self.ours}

@@ -145,8 +145,9 @@ def random_changes(seed: int, *, trials: int, changes: int, capacity: float, gap
                 ours = sorted(held)[::2]
                 part = {key: Q(0.0) for key in held}
                 partial = ClosedFormConsumption.restore(f.snapshot(t), part)
-                partial.settle((t + later) / 2, ours)
-                partial.settle(later, ours)
+                read_ours = partial.reader(ours)
+                read_ours((t + later) / 2)
+                read_ours(later)
                 copy.settle(later)
                 original.settle(later)
                 assert {key: q.offset for key, q in qs.items()} == pytest.approx(
