@@ -52,6 +52,11 @@ class RunnableGate:
         else:
             self._reopened.callbacks.append(lambda _ev: callback())
 
+    @property
+    def close_listeners(self) -> tuple[Callable[[], None], ...]:
+        """The close listeners, in the order they are called (the order they were added)."""
+        return self._close_listeners
+
     def add_close_listener(self, callback: Callable[[], None]) -> None:
         """Call ``callback()`` whenever a pause begins or the one in force is extended (until removed);
         ``closed_until`` is then the pause's new end."""

@@ -185,7 +185,7 @@ class _PauseWatch:
     def of(agent: Agent) -> "_PauseWatch":
         """The watch a lease started now joins: the agent's last one while it is the gate's last listener."""
         watch = agent.__dict__.get("_lease_watch")
-        listeners = agent.gate._close_listeners
+        listeners = agent.gate.close_listeners
         if watch is None or not listeners or listeners[-1] is not watch:
             watch = agent.__dict__["_lease_watch"] = _PauseWatch(agent)
             agent.gate.add_close_listener(watch)

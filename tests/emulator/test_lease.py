@@ -552,7 +552,7 @@ def test_every_lease_of_a_client_on_several_grids_is_stopped_by_the_pauses_that_
         n.env.timeout(6.0 + 0.05 * i).callbacks.append(lambda _e: checks.extend(
             (n.env.now, k, table.last("client", k)) for k in client.leases))
     n.run(180.0)
-    assert len(client.gate._close_listeners) == 3  # the first five leases, the executor, the late one
+    assert len(client.gate.close_listeners) == 3  # the first five leases, the executor, the late one
     stopped = {m.body["lease"] for m in n.sent if m.src == "client" and m.kind == "lease_notice"}
     assert stopped == set(client.leases)  # every grid was reached by some pause
     # a notice leaves at the keep-alive a pause reached, inside that pause
