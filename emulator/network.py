@@ -157,6 +157,8 @@ class NetworkModel:
         return out
 
     def latency_for(self, src: str, dst: str) -> Latency:
+        if not self.links:
+            return self.default  # one latency for every pair: no table of pairs to look up (or fill)
         key = (src, dst)
         lat = self._link_of.get(key)
         if lat is None:

@@ -13,14 +13,23 @@ from .message_queue import MessageQueue
 
 __all__ = ["sort_cid_all", "sort_mq_all"]
 
+_INT_MIN, _INT_MAX = -(2 ** 31), 2 ** 31 - 1
+
 
 def sort_mq_all(mq_all: Iterable[MessageQueue]) -> list[MessageQueue]:
     """Queues in ``MessageQueue.compareTo`` order (topic, brokerName, queueId); stable, as Java's sort.
 
-    Uses the Java comparator itself, so queue ids more than 2^31 apart compare as Java's wrapping subtraction
-    says; with such a non-transitive comparator the result may differ from Java's TimSort in the order it picks.
+    The last step of the comparator is Java's wrapping ``int`` subtraction: queue ids more than 2^31 apart
+    compare as it says, with the Java comparator itself (with such a non-transitive comparator the result may
+    differ from Java's TimSort in the order it picks). Otherwise the subtraction never wraps and the comparator is
+    the order of the key (topic and broker by UTF-16 code unit, id), which sorts the same, without a call a pair.
     """
-    return sorted(mq_all, key=functools.cmp_to_key(MessageQueue.compare_to))
+    mqs = list(mq_all)
+    ids = [mq.queue_id for mq in mqs]
+    if ids and (min(ids) < _INT_MIN or max(ids) > _INT_MAX or max(ids) - min(ids) > _INT_MAX):
+        return sorted(mqs, key=functools.cmp_to_key(MessageQueue.compare_to))
+    return sorted(mqs, key=lambda mq: (string_compare_key(mq.topic), string_compare_key(mq.broker_name),
+                                       mq.queue_id))
 
 
 def sort_cid_all(cid_all: Iterable[str]) -> list[str]:

@@ -25,3 +25,19 @@ def test_sorting_does_not_touch_the_input_and_keeps_duplicates():
     assert sort_mq_all(mqs) == [MessageQueue("T", "b", 0), MessageQueue("T", "b", 1), MessageQueue("T", "b", 1)]
     assert mqs == before
     assert sort_cid_all(["b", "a", "b"]) == ["a", "b", "b"]
+
+
+def test_queues_sort_as_the_java_comparator_says_with_ids_near_and_past_the_int_range():
+    import functools
+    import random
+
+    rng = random.Random(3)
+    names = ["T", "t", "T1", "T10", "T2", "\U0001f600", "\uffff", "broker-a", "broker-A", ""]
+    for ids in ([0, 1, 2, 15], [-(2 ** 31), 0, 2 ** 31 - 1], [-5, 2 ** 31 - 6], [-5, 2 ** 31 - 2]):
+        for _ in range(30):
+            mqs = [MessageQueue(rng.choice(names), rng.choice(names), rng.choice(ids)) for _ in range(12)]
+            java = sorted(mqs, key=functools.cmp_to_key(MessageQueue.compare_to))
+            assert sort_mq_all(mqs) == java, ids
+    # ids 2^31 + 1 apart: Java's subtraction wraps, and so does the sort (0 sorts after 2^31 + 1 here)
+    wrapped = [MessageQueue("T", "b", 2 ** 31 + 1), MessageQueue("T", "b", 0)]
+    assert [mq.queue_id for mq in sort_mq_all(wrapped)] == [2 ** 31 + 1, 0]
