@@ -19,10 +19,11 @@ _INT_MIN, _INT_MAX = -(2 ** 31), 2 ** 31 - 1
 def sort_mq_all(mq_all: Iterable[MessageQueue]) -> list[MessageQueue]:
     """Queues in ``MessageQueue.compareTo`` order (topic, brokerName, queueId); stable, as Java's sort.
 
-    The last step of the comparator is Java's wrapping ``int`` subtraction: queue ids more than 2^31 apart
-    compare as it says, with the Java comparator itself (with such a non-transitive comparator the result may
-    differ from Java's TimSort in the order it picks). Otherwise the subtraction never wraps and the comparator is
-    the order of the key (topic and broker by UTF-16 code unit, id), which sorts the same, without a call a pair.
+    The last step of the comparator is Java's wrapping ``int`` subtraction: when queue ids lie 2^31 or more apart
+    (or outside ``int``), they compare as it says, with the Java comparator itself (with such a non-transitive
+    comparator the result may differ from Java's TimSort in the order it picks). Otherwise the subtraction never
+    wraps and the comparator is the order of the key (topic and broker by UTF-16 code unit, id), which sorts the
+    same, without a call a pair.
     """
     mqs = list(mq_all)
     ids = [mq.queue_id for mq in mqs]

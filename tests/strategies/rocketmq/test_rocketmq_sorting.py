@@ -1,4 +1,7 @@
 """RebalanceImpl's sorting of mqAll and cidAll."""
+import functools
+import random
+
 from clusteremu.strategies.rocketmq import MessageQueue, sort_cid_all, sort_mq_all
 
 
@@ -28,12 +31,10 @@ def test_sorting_does_not_touch_the_input_and_keeps_duplicates():
 
 
 def test_queues_sort_as_the_java_comparator_says_with_ids_near_and_past_the_int_range():
-    import functools
-    import random
-
     rng = random.Random(3)
     names = ["T", "t", "T1", "T10", "T2", "\U0001f600", "\uffff", "broker-a", "broker-A", ""]
-    for ids in ([0, 1, 2, 15], [-(2 ** 31), 0, 2 ** 31 - 1], [-5, 2 ** 31 - 6], [-5, 2 ** 31 - 2]):
+    # ids 2^31 - 1 apart at most (the key), exactly 2^31 and more apart (the comparator, which wraps)
+    for ids in ([0, 1, 2, 15], [-5, 2 ** 31 - 6], [-1, 2 ** 31 - 1], [-5, 2 ** 31 - 2], [-(2 ** 31), 0, 2 ** 31 - 1]):
         for _ in range(30):
             mqs = [MessageQueue(rng.choice(names), rng.choice(names), rng.choice(ids)) for _ in range(12)]
             java = sorted(mqs, key=functools.cmp_to_key(MessageQueue.compare_to))
