@@ -178,9 +178,10 @@ class CidLists:
             return None
         # the read would be the channel's last traffic before a stop or a condition within the idle time: real
         end = now + max(self.timeout_s, self.idle_s)
-        if any(now <= t <= end for t in self.stops):
+        if self.stops and any(now <= t <= end for t in self.stops):
             return None
-        if any(s < end and e > held[2] for s, e in self._conditions(broker)):
+        conditions = self._conditions(broker)
+        if conditions and any(s < end and e > held[2] for s, e in conditions):
             return None
         return held
 

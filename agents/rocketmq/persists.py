@@ -160,7 +160,8 @@ class OffsetPersists:
 
 
 class _Queue:
-    """A held queue of a broker's copy of a consumer's consumption (:class:`~.fluid.Held`)."""
+    """A held queue of a broker's copy of a consumer's consumption (:class:`~.fluid.Held`). Nobody reads what the
+    copy consumed; its ``ranges`` stay one range, merged at each reading (a reading starts where the last ended)."""
 
     __slots__ = ("offset", "max", "ranges")
 
@@ -187,8 +188,6 @@ class _Copy:
     def offsets_at(self, s: float) -> dict[str, float]:
         if s != self.at:
             self.settle(s)
-            for _k, q in self.ours:
-                q.ranges.clear()  # nobody reads what the copy consumed
             self.offsets = {k: q.offset for k, q in self.ours}
             self.at = s
         return self.offsets
