@@ -7,6 +7,8 @@ expiry is told so), and Storm's supervisor heartbeats (Nimbus reads the last hea
 twice, against the one-by-one ping model and against the lease, and the expiries compared."""
 from __future__ import annotations
 
+import random
+
 import pytest
 import simpy
 
@@ -537,7 +539,7 @@ class ManyLeases(Agent):
 
 
 def test_every_lease_of_a_client_on_several_grids_is_stopped_by_the_pauses_that_reach_its_keep_alives():
-    rng = __import__("random").Random(7)
+    rng = random.Random(7)
     pauses, t = [], 6.0
     while t < 170.0:  # mostly short pauses that reach no keep-alive, a few long ones that reach some
         length = rng.choice([0.02, 0.05, 0.3, 1.2, 2.5, 4.0])
