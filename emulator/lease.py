@@ -84,6 +84,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, Callable, Iterable, Mapping
 
 from .agent import Agent
@@ -108,6 +109,7 @@ KEEPALIVE = "keepalive"
 POLL = "poll"
 
 _EPS = 1e-9  # slack of the grid arithmetic: a time computed as anchor + k·period is on the grid
+_published_at = itemgetter(0)  # a published state's time: (time, state)
 
 
 def _k_at_or_after(anchor: float, period: float, t: float) -> int:
@@ -566,14 +568,16 @@ class LeaseTable:
         carries: ``(s, t, state)``, ``s`` its time and ``state`` the one published last at or before ``s`` (at
         ``t``); None when there is no such keep-alive or no state before it (see "Keep-alives with content").
         A keep-alive exactly ``L`` before now is not counted yet (its real message would be arriving now)."""
-        e = self.entries.get((client, key))
+        lid = (client, key)
+        e = self.entries.get(lid)
         if e is None:
             return None
         s = _last_keepalive(e, self.agent.now - self.min_latency(client) - _EPS)
-        states = self._states.get((client, key))
+        states = self._states.get(lid)
         if not states or s == -math.inf:
             return None
-        j = bisect_right(states, s, key=lambda x: x[0]) - 1
+        # usually the last state published is the one: no search (a broker reads its consumers' every minute)
+        j = len(states) - 1 if states[-1][0] <= s else bisect_right(states, s, key=_published_at) - 1
         if j < 0:
             return None
         if j:

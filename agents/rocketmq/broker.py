@@ -261,7 +261,8 @@ class Broker(JvmAgent):
     def _stored(self, group: str, key: str, persisted: Any = _UNREAD) -> float:
         """``ConsumerOffsetManager.queryOffset``: the offset stored last, by a real commit or, with persist leases,
         a keep-alive carrying it (whichever reached the broker later; :mod:`.persists`)."""
-        offset = self._offsets.get(group, {}).get(key, -1.0)
+        table = self._offsets.get(group)
+        offset = -1.0 if table is None else table.get(key, -1.0)
         if self.persisted is None:
             return offset
         if persisted is _UNREAD:
@@ -278,9 +279,11 @@ class Broker(JvmAgent):
             top = self.max_offset()
             persisted = self.persisted.latest_all() if self.persisted is not None else {}
             groups, queues, committed, lags = [], [], [], []
+            # without a POP queue state, a queue's committed offset is the one stored (no call in between)
+            committed_of = self._committed if self._pop else self._stored
             for key in self.keys:
                 group = self.group_of[key]
-                c = self._committed(group, key, persisted.get(key))
+                c = committed_of(group, key, persisted.get(key))
                 groups.append(group)
                 queues.append(key)
                 committed.append(c)
