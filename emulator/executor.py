@@ -324,14 +324,6 @@ class ScheduledExecutor:
     def _pause_began(self) -> None:
         # The one-by-one runs would meet the pause at the first of them due from now: bring it back.
         until = self.agent.gate.closed_until
-        # an idle task's run delayed to the pause's end does nothing unless that end is past its time (a young
-        # pause of an agent whose tasks all skip idle runs brings none back: no copy of the table for it)
-        if until is not None:
-            for st in self._skipping.values():
-                if until >= st.idle_until:
-                    break
-            else:
-                return
-        for st in list(self._skipping.values()):
-            if until is None or until >= st.idle_until:
-                self._unskip(st)
+        # an idle task's run delayed to the pause's end does nothing unless that end is past its time
+        for st in [st for st in self._skipping.values() if until is None or until >= st.idle_until]:
+            self._unskip(st)

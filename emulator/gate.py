@@ -103,7 +103,7 @@ class RunnableGate:
             ev.succeed()  # something else is due at this instant: the reopening takes its place after it
             return
         # Nothing else is due now: the reopening's entry would be the very next one, so its callbacks run here,
-        # as that step would run them (a young pause of each of 2,000 consumers every 30 s spares one entry).
+        # as that step would run them (each young pause of each agent spares one entry).
         ev._ok, ev._value, ev.callbacks = True, None, None
         for callback in callbacks:
             callback(ev)

@@ -129,7 +129,8 @@ class _Collections:
     elapse while the JVM runs), then a lognormal stop-the-world pause, on the kind's own keyed stream so that other
     draws of the agent never shift its pauses.
 
-    A chain of timers rather than a process (every young pause of 2,000 consumers an hour): the timers take the
+    A chain of timers rather than a process (a young pause of each of thousands of agents every half minute): the
+    timers take the
     queue places the process's steps would (its first step an urgent entry now, each gap a timer, a gap that ends
     in a pause waits in the gate's callbacks), so the pauses run in the same order among every other event. A
     crash or stop of the agent ends the chain, as it would end the process."""
@@ -160,9 +161,9 @@ class _Collections:
     def _collect(self, _event: object = None) -> None:
         if self.ended:
             return
-        reopened = self.agent.gate._reopened
-        if reopened is not None:  # the gap ran out during a pause: the collection waits for the JVM to run
-            reopened.callbacks.append(self._collect)
+        gate = self.agent.gate
+        if not gate.is_open:  # the gap ran out during a pause: the collection waits for the JVM to run
+            gate.on_open(self._collect)
             return
         self.agent.stop_the_world(float(self.median_s * self.rng.lognormal(0.0, self.sigma)), cause=self.cause)
         self._allocate()

@@ -168,8 +168,8 @@ class _PauseWatch:
 
     Every pause asks each lease whether it reaches the lease's next keep-alive, and almost never does (a young
     pause of tens of milliseconds, a keep-alive every few seconds). Leases of one grid (origin, period) have the
-    same next keep-alive time, and many share one (a RocketMQ consumer's heartbeat to each of its ten brokers,
-    one task's runs): the watch asks each grid once, and only the leases of a grid whose next keep-alive the pause
+    same next keep-alive time, and many share one (one periodic task's keep-alives to each of several servers):
+    the watch asks each grid once, and only the leases of a grid whose next keep-alive the pause
     reaches look further, in their starting order (:meth:`Lease._on_pause`; a lease that the grid's answer skips
     would have done nothing). The gate calls its listeners in the order they were added; a watch covers only
     leases added while it was the gate's last listener, so the leases' calls keep their places among the
@@ -217,8 +217,8 @@ class _PauseWatch:
         now, until = self.env._now, self.gate.closed_until
         reached: list[Lease] | None = None
         for origin, period, leases in grids:
-            # Lease._on_pause's own test before its first-index floor (which only moves the keep-alive later)
-            if until is not None and until < origin + math.ceil((now - origin) / period - _EPS) * period:
+            # Lease._on_pause's own test before its first-index floors (which only move the keep-alive later)
+            if until is not None and until < grid_at_or_after(origin, period, now):
                 continue
             reached = leases if reached is None else reached + leases
         if reached is not None:
@@ -415,17 +415,11 @@ class Lease:
     def _on_pause(self) -> None:
         """A pause began or was extended: look at the first keep-alive it could miss (none if it ends first).
         Asked by the lease's :class:`_PauseWatch` when the pause reaches its grid's next keep-alive."""
-        agent = self.agent
-        if self.state != "closed" or not agent.alive:
+        if self.state != "closed" or not self.agent.alive:
             return  # real beats check the gate at each keep-alive themselves
-        # _next_k(now) and _grid(k), inlined: every pause of the client asks each of its leases (a consumer's
-        # dozen, a young pause every 30 s), and almost always the pause ends first
-        origin, period = self.origin, self.period_s
-        k = math.ceil((agent.env._now - origin) / period - _EPS)
-        if k < self._k0:
-            k = self._k0
-        until = agent.gate.closed_until
-        if until is not None and until < origin + k * period:
+        k = self._next_k(self.agent.now)
+        until = self.agent.gate.closed_until
+        if until is not None and until < self._grid(k):
             return  # over before the next keep-alive is due: nothing missed
         if self._armed_k is None or k < self._armed_k:
             self._arm(k)
@@ -576,7 +570,7 @@ class LeaseTable:
         states = self._states.get(lid)
         if not states or s == -math.inf:
             return None
-        # usually the last state published is the one: no search (a broker reads its consumers' every minute)
+        # usually the last state published is the one: no search (a server reads each client's again and again)
         j = len(states) - 1 if states[-1][0] <= s else bisect_right(states, s, key=_published_at) - 1
         if j < 0:
             return None

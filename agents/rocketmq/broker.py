@@ -279,11 +279,9 @@ class Broker(JvmAgent):
             top = self.max_offset()
             persisted = self.persisted.latest_all() if self.persisted is not None else {}
             groups, queues, committed, lags = [], [], [], []
-            # without a POP queue state, a queue's committed offset is the one stored (no call in between)
-            committed_of = self._committed if self._pop else self._stored
             for key in self.keys:
                 group = self.group_of[key]
-                c = committed_of(group, key, persisted.get(key))
+                c = self._committed(group, key, persisted.get(key))
                 groups.append(group)
                 queues.append(key)
                 committed.append(c)

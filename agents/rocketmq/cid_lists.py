@@ -178,10 +178,9 @@ class CidLists:
             return None
         # the read would be the channel's last traffic before a stop or a condition within the idle time: real
         end = now + max(self.timeout_s, self.idle_s)
-        if self.stops and any(now <= t <= end for t in self.stops):
+        if any(now <= t <= end for t in self.stops):
             return None
-        conditions = self._conditions(broker)
-        if conditions and any(s < end and e > held[2] for s, e in conditions):
+        if any(s < end and e > held[2] for s, e in self._conditions(broker)):
             return None
         return held
 

@@ -4,11 +4,11 @@ Components: :class:`PackedEvents`, the sink a worker hands its agents (``AgentCo
 :data:`Record`, what it keeps of an event and :meth:`.writer.SegmentWriter.write_records` writes.
 
 Why pack at once rather than when the batch is written: an event's fields are what the agent has just built or
-read (a ``consume_progress`` row's ranges, offsets and queue names), so they are in the processor's cache when it
-emits them; thousands of events later, when the batch is written, they are not, and a record written in rows
-touches a hundred scattered objects. Packed at the emit, they are read while warm and freed at once, instead of
-being read cold by the packer and touched cold again when the batch is cleared (at ``rocketmq-large``'s size,
-packing its 1.6 million ``consume_progress`` rows was three quarters cache misses). The bytes are the same:
+read (an observer's rows: names, offsets, ranges), so they are in the processor's cache when it emits them;
+thousands of events later, when the batch is written, they are not, and a record written in rows touches a
+hundred scattered objects. Packed at the emit, they are read while warm and freed at once, instead of being read
+cold by the packer and touched cold again when the batch is cleared (on the largest built-in scenarios, three
+quarters of the packing was cache misses: ``docs/performance.md``). The bytes are the same:
 an event is packed as it stands when emitted, which is what the trace records (no agent changes what it emitted).
 """
 from __future__ import annotations

@@ -7,6 +7,7 @@ import pytest
 from clusteremu.emulator.agent import Agent
 from clusteremu.emulator.messages import Message
 from clusteremu.emulator.rng import keyed_rng
+from clusteremu.emulator.timer import call_at
 
 
 class Recorder(Agent):
@@ -34,8 +35,6 @@ def test_inbound_messages_are_held_during_a_pause_and_delivered_in_order(harness
 
 
 def test_what_waits_for_a_pauses_end_runs_after_what_else_is_due_at_that_instant(harness):
-    from clusteremu.emulator.timer import call_at
-
     a = harness.agent(Recorder)
     order = []
     harness.env.timeout(2.0).callbacks.append(lambda _e: a.stop_the_world(1.0))  # ends at 3.0
